@@ -1,0 +1,35 @@
+# The two set-up commands (README): `make demo` runs the main job end to end, `make test` runs the tests.
+# Each creates .venv and installs what it needs by itself; constraints.txt is a known-good freeze.
+SHELL := /bin/bash
+PYTHON ?= python3
+VENV := .venv
+BIN := $(abspath $(VENV))/bin
+STAMP := $(VENV)/.installed
+export PATH := $(BIN):$(PATH)
+export PYSPARK_PYTHON := $(BIN)/python
+export PYSPARK_DRIVER_PYTHON := $(BIN)/python
+
+.PHONY: demo test install ui bench clean
+
+$(STAMP): pyproject.toml constraints.txt
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q -c constraints.txt -e '.[airflow,test]'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+demo: $(STAMP)
+	bash .ci/demo.sh
+
+test: $(STAMP)
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q -p no:cacheprovider tests
+
+ui: $(STAMP)
+	bash .ci/airflow-ui.sh
+
+bench: $(STAMP)
+	$(BIN)/python -m bench.run
+
+clean:
+	rm -rf var out test-artifacts

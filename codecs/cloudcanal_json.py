@@ -1,0 +1,392 @@
+"""CloudCanal JSON, CloudCanal's default MQ message format.
+
+One message holds the rows of one statement: ``data`` is a list of row images (one canonical Event per row,
+``Position.index`` = row index), ``before`` the matching before images of an UPDATE (full rows, not only the
+changed columns as in Canal). A DELETE's rows are in ``before``; some producers put them in ``data`` (Canal
+habit), both are accepted and the choice is kept. ``dbValType``/``jdbcType`` declare every column, ``pks`` the
+key, ``execTs`` is the source execution time (ms) and the only ordering field, so ``sequence = (execTs,)``
+(``bid`` is a batch id, ``sendTs`` a send time: neither orders rows). DDL messages (``isDdl: true``) carry the
+statement in ``sql`` and the table's metadata in ``tableChanges``; ``entryType`` TRANSACTIONBEGIN /
+TRANSACTIONEND / HEARTBEAT are the control records.
+
+Values: strings stay text; bare numbers keep their literal (``Column.number``); JSON booleans become
+"true"/"false" and nested JSON (a JSON column written as an object) its compact JSON text - both remembered per
+cell in ``vendor["render"]``. For MySQL ``schema`` repeats ``db``; then ``Event.schema`` is None so the table is
+``db.table`` as everywhere else.
+
+Lossless re-encode uses the Canal codec's derive/fix scheme: the encoder derives the message from the canonical
+events and ``vendor["fix"]`` holds only the keys where the received message differs (``bid``, ``sendTs``,
+``tableChanges``, unknown keys...).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import replace
+from decimal import Decimal
+from typing import Any, Optional, Sequence
+
+from . import jsontext
+from .base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
+from .canal_json import apply_fix, derive_fix, fix_paths, int_field, is_json_number, literal, unliteral
+from .event import Column, EncodeError, Event, Image, Op, Position
+from .jsontext import JsonNumber
+from .types import JDBC, JDBC_NAME, family
+
+FORMAT = "cloudcanal-json"
+DML_ACTIONS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE}
+CONTROL_ENTRIES = {"TRANSACTIONBEGIN": Op.BEGIN, "TRANSACTIONEND": Op.COMMIT, "HEARTBEAT": Op.HEARTBEAT}
+ENTRY_FOR_OP = {op: entry for entry, op in CONTROL_ENTRIES.items()}
+
+
+class CloudCanalJsonCodec(Codec):
+    name = FORMAT
+    vendor = "ClouGence CloudCanal"
+    description = "CloudCanal JSON: action, data[]/before[] full rows, dbValType/jdbcType, pks, execTs, tableChanges"
+    capabilities = Capabilities(
+        typed_values=True,
+        before_image="full",
+        delete_image="full",
+        ops=frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL, Op.TRUNCATE, Op.BEGIN, Op.COMMIT,
+                       Op.HEARTBEAT}),
+        transactions=False,
+        notes="No full-sync marker (SNAPSHOT is written as INSERT); ordering is execTs (ms) only, rows of one "
+              "millisecond are ordered by archive position; no transaction id. Foreign events: int/float "
+              "families written as bare numbers, everything else as strings.",
+    )
+
+    # ---------------------------------------------------------------------------------------------- decode
+
+    def decode(self, raw: bytes, position: Position) -> list[Event]:
+        try:
+            msg, _repaired = jsontext.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise self.error("$", position, f"not JSON: {exc}") from None
+        if not isinstance(msg, dict):
+            raise self.error("$", position, "message is not a JSON object")
+        events = self._events(msg, position)
+        derived = self._build(events)
+        # Row lists are the events themselves; only an empty list may need a fix (null or absent instead of []).
+        skip = {k for k in ("data", "before") if derived.get(k)}
+        fixes = derive_fix(msg, derived, fix_paths(msg, derived, skip))
+        if fixes:
+            events = [e.with_(vendor={**e.vendor, "fix": fixes}) for e in events]
+        return events
+
+    def _events(self, msg: dict, position: Position) -> list[Event]:
+        action = msg.get("action")
+        if not isinstance(action, str):
+            raise self.error("action", position, f"expected a string, got {action!r}")
+        is_ddl = msg.get("isDdl")
+        if is_ddl is not None and not isinstance(is_ddl, bool):
+            raise self.error("isDdl", position, f"expected true/false, got {is_ddl!r}")
+        entry = msg.get("entryType")
+        if entry is not None and not isinstance(entry, str):
+            raise self.error("entryType", position, f"expected a string, got {entry!r}")
+        database = self._text(msg, "db", position)
+        schema = self._text(msg, "schema", position)
+        table = self._text(msg, "table", position)
+        exec_ts = msg.get("execTs")
+        event_ms = int_field(exec_ts)
+        if exec_ts is not None and event_ms is None:
+            raise self.error("execTs", position, f"expected epoch milliseconds, got {exec_ts!r}")
+        pks = msg.get("pks")
+        if pks is not None and not (isinstance(pks, list) and all(isinstance(p, str) for p in pks)):
+            raise self.error("pks", position, "expected a list of column names")
+        common = dict(
+            format=FORMAT, database=database, table=table or None,
+            # MySQL sources repeat the database as schema; only a real schema level (PostgreSQL...) is kept.
+            schema=schema if schema and schema != database else None,
+            primary_key=tuple(pks or ()), event_time_ms=event_ms,
+            sequence=(Decimal(event_ms),) if event_ms is not None else (),
+        )
+        columns = self._columns(msg, position)
+        if entry in CONTROL_ENTRIES:
+            return [Event(op=CONTROL_ENTRIES[entry], position=position, columns=columns,
+                          vendor={"action": action}, **common)]
+        if is_ddl:
+            sql = msg.get("sql")
+            if sql is not None and not isinstance(sql, str):
+                raise self.error("sql", position, "expected the DDL statement as a string")
+            op = Op.TRUNCATE if action.upper() == "TRUNCATE" else Op.DDL
+            return [Event(op=op, position=position, ddl=sql, columns=columns, vendor={"action": action},
+                          **common)]
+        op = DML_ACTIONS.get(action)
+        if op is None:
+            raise self.error("action", position, f"unknown DML action {action!r} (isDdl is false)")
+        return self._row_events(msg, op, position, columns, common)
+
+    def _text(self, msg: dict, key: str, position: Position) -> Optional[str]:
+        value = msg.get(key)
+        if value is not None and not isinstance(value, str):
+            raise self.error(key, position, f"expected a string, got {value!r}")
+        return value
+
+    def _rows(self, msg: dict, key: str, position: Position) -> list:
+        rows = msg.get(key)
+        if rows is None:
+            return []
+        if not isinstance(rows, list):
+            raise self.error(key, position, "expected a list of row objects")
+        return rows
+
+    def _row_events(self, msg: dict, op: Op, position: Position, columns: tuple[Column, ...],
+                    common: dict) -> list[Event]:
+        data, befores = self._rows(msg, "data", position), self._rows(msg, "before", position)
+        delete_in = None
+        if op is Op.INSERT:
+            if befores:
+                raise self.error("before", position, "an INSERT carries no before image")
+            pairs = [(None, row) for row in data]
+        elif op is Op.UPDATE:
+            if befores and len(befores) != len(data):
+                raise self.error("before", position,
+                                 f"UPDATE has {len(befores)} before rows for {len(data)} data rows")
+            pairs = [(befores[i] if befores else None, row) for i, row in enumerate(data)]
+        else:
+            if data and befores:
+                raise self.error("data", position, "a DELETE has rows in both data and before: ambiguous")
+            delete_in = "data" if data else None
+            pairs = [(row, None) for row in (data or befores)]
+        if not pairs:
+            raise self.error("data", position, f"{op.value} without any row")
+        numbers: dict[str, bool] = {}
+        decoded = []
+        for i, (before_raw, after_raw) in enumerate(pairs):
+            where = replace(position, index=i)
+            before_field = f"data[{i}]" if delete_in else f"before[{i}]"
+            before, r_before = self._cells(before_raw, before_field, where, numbers)
+            after, r_after = self._cells(after_raw, f"data[{i}]", where, numbers)
+            decoded.append((where, before, after, r_before, r_after))
+        columns = _with_numbers(columns, numbers)
+        flags = {c.name: c.number for c in columns}
+        events = []
+        for where, before, after, r_before, r_after in decoded:
+            vendor: dict[str, Any] = {}
+            render = {part: dev for part, dev in (("before", _deviations(r_before, flags)),
+                                                  ("after", _deviations(r_after, flags))) if dev}
+            if render:
+                vendor["render"] = render
+            if delete_in:
+                vendor["delete_in"] = delete_in
+            events.append(Event(op=op, position=where, before=before, after=after, columns=columns,
+                                vendor=vendor, **common))
+        return events
+
+    def _cells(self, row: Any, field: str, position: Position, numbers: dict[str, bool]
+               ) -> tuple[Optional[Image], dict[str, str]]:
+        """A row object -> canonical image and how each cell was rendered ("num", "str", "bool", "json")."""
+        if row is None:
+            return None, {}
+        if not isinstance(row, dict):
+            raise self.error(field, position, "expected an object of column values")
+        image: Image = {}
+        kinds: dict[str, str] = {}
+        for col, value in row.items():
+            text, kind = _value_text(value)
+            if kind == "?":
+                raise self.error(f"{field}.{col}", position, f"unsupported value {value!r}")
+            image[col] = text
+            if text is not None:
+                kinds[col] = kind
+                numbers[col] = numbers.get(col, False) or kind == "num"
+        return image, kinds
+
+    def _columns(self, msg: dict, position: Position) -> tuple[Column, ...]:
+        types, jdbc = msg.get("dbValType"), msg.get("jdbcType")
+        if types is not None and not isinstance(types, dict):
+            raise self.error("dbValType", position, "expected an object of column -> type name")
+        if jdbc is not None and not isinstance(jdbc, dict):
+            raise self.error("jdbcType", position, "expected an object of column -> java.sql.Types number")
+        types, jdbc = types or {}, jdbc or {}
+        columns = []
+        for name in dict.fromkeys([*types, *jdbc]):
+            type_name = types.get(name)
+            if type_name is not None and not isinstance(type_name, str):
+                raise self.error(f"dbValType.{name}", position, f"expected a type name, got {type_name!r}")
+            number = jdbc.get(name)
+            jdbc_type = int_field(number) if number is not None else None
+            if number is not None and jdbc_type is None:
+                raise self.error(f"jdbcType.{name}", position, f"expected a java.sql.Types number, got {number!r}")
+            columns.append(Column(name, type_name, jdbc_type))
+        return tuple(columns)
+
+    # ---------------------------------------------------------------------------------------------- encode
+
+    def encode(self, events: Sequence[Event]) -> list[EncodedMessage]:
+        out = []
+        for group in self._packable(events):
+            msg = self._build(group)
+            first = group[0]
+            if first.format == FORMAT and first.vendor.get("fix"):
+                apply_fix(msg, first.vendor["fix"])
+            op = msg["action"] if isinstance(msg.get("action"), str) else first.op.value
+            out.append(EncodedMessage(jsontext.dumps(msg), message_key(first), first.qualified_table, op,
+                                      events=len(group)))
+        return out
+
+    def _packable(self, events: Sequence[Event]) -> list[list[Event]]:
+        """Rows of one source message go back into one message when they share table and op."""
+        groups: list[list[Event]] = []
+        for run in group_by_message(events):
+            start = len(groups)
+            for e in run:
+                if e.fragment_total != 1:
+                    raise EncodeError(FORMAT, "fragment_key", "assemble fragments before encoding")
+                last = groups[-1][-1] if len(groups) > start else None
+                if (last is not None and e.op.is_data and last.op is e.op
+                        and last.qualified_table == e.qualified_table):
+                    groups[-1].append(e)
+                else:
+                    groups.append([e])
+        return groups
+
+    def _build(self, group: Sequence[Event]) -> dict[str, Any]:
+        first = group[0]
+        own = first.format == FORMAT
+        columns = _merge_columns(group)
+        ts = JsonNumber(str(first.event_time_ms)) if first.event_time_ms is not None else None
+        msg: dict[str, Any] = {
+            "bid": JsonNumber("0"),
+            "db": first.database,
+            "schema": first.schema if first.schema is not None else first.database,
+            "table": first.table if first.table is not None else "",
+            "dbValType": {c.name: c.type_name or _type_name(c) for c in columns if c.type_name or not own},
+            "jdbcType": {c.name: JsonNumber(str(_jdbc(c))) for c in columns if c.jdbc_type is not None or not own},
+            "pks": list(first.primary_key),
+            "execTs": ts,
+            "sendTs": ts,
+            "entryType": "ROWDATA",
+            "before": [],
+            "data": [],
+        }
+        if not first.op.is_data:
+            return self._build_control(first, own, columns, msg)
+        flags = {c.name: (c.number if own else _bare_family(c)) for c in columns}
+        action = "INSERT" if first.op is Op.SNAPSHOT else first.op.value
+        data, befores = [], []
+        for e in group:
+            render = e.vendor.get("render", {}) if own else {}
+            if e.op is Op.DELETE:
+                rows = data if own and e.vendor.get("delete_in") == "data" else befores
+                rows.append(_render(e.before or {}, flags, render.get("before", {}), e, "before"))
+                continue
+            data.append(_render(e.after or {}, flags, render.get("after", {}), e, "after"))
+            if e.op is Op.UPDATE and e.before is not None:
+                befores.append(_render(e.before, flags, render.get("before", {}), e, "before"))
+        msg.update(action=action, isDdl=False, sql="", data=data, before=befores)
+        return msg
+
+    @staticmethod
+    def _build_control(e: Event, own: bool, columns: list[Column], msg: dict[str, Any]) -> dict[str, Any]:
+        action = e.vendor.get("action") if own else None
+        if e.op in ENTRY_FOR_OP:
+            msg.update(action=action or ENTRY_FOR_OP[e.op], isDdl=False, sql="", entryType=ENTRY_FOR_OP[e.op])
+            return msg
+        if e.op not in (Op.DDL, Op.TRUNCATE):
+            raise EncodeError(FORMAT, "action", f"CloudCanal JSON cannot carry a {e.op.value} event")
+        action = action or ("TRUNCATE" if e.op is Op.TRUNCATE else _ddl_action(e.ddl))
+        msg.update(action=action, isDdl=True, sql=e.ddl or "")
+        if columns:
+            msg["tableChanges"] = {
+                "table": {
+                    "columns": [{"jdbcType": JsonNumber(str(_jdbc(c))), "name": c.name, "position": JsonNumber(str(i)),
+                                 "typeExpression": c.type_name or _type_name(c),
+                                 "typeName": (c.type_name or _type_name(c)).split("(")[0]}
+                                for i, c in enumerate(columns)],
+                    "primaryKeyColumnNames": list(e.primary_key),
+                },
+                "type": action,
+            }
+        return msg
+
+
+# ------------------------------------------------------------------------------------------------ helpers
+
+
+def _value_text(value: Any) -> tuple[Optional[str], str]:
+    """A JSON cell -> (canonical text, rendering kind); kind "?" for what cannot be a column value."""
+    if value is None:
+        return None, "null"
+    if isinstance(value, JsonNumber):
+        return str(value), "num"
+    if isinstance(value, str):
+        return value, "str"
+    if isinstance(value, bool):
+        return ("true" if value else "false"), "bool"
+    if isinstance(value, (dict, list)):
+        return literal(value), "json"  # a JSON column rendered as JSON: keep its exact text
+    return None, "?"
+
+
+def _deviations(kinds: dict[str, str], flags: dict[str, bool]) -> dict[str, str]:
+    """Cells not rendered the way their column's number flag says (kept so re-encode reproduces them)."""
+    return {col: kind for col, kind in kinds.items() if kind != ("num" if flags.get(col) else "str")}
+
+
+def _with_numbers(columns: tuple[Column, ...], numbers: dict[str, bool]) -> tuple[Column, ...]:
+    known = {c.name for c in columns}
+    out = [replace(c, number=numbers.get(c.name, False)) for c in columns]
+    out += [Column(name, number=flag) for name, flag in numbers.items() if name not in known]
+    return tuple(out)
+
+
+def _render(image: Image, flags: dict[str, bool], kinds: dict[str, str], e: Event, part: str) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for col, text in image.items():
+        if text is None:
+            out[col] = None
+            continue
+        kind = kinds.get(col) or ("num" if flags.get(col) and is_json_number(text) else "str")
+        if kind == "bool":
+            if text not in ("true", "false"):
+                raise EncodeError(FORMAT, f"{part}.{col}", f"{text!r} is not a boolean")
+            out[col] = text == "true"
+        elif kind == "json":
+            out[col] = unliteral(text)
+        elif kind == "num":
+            out[col] = JsonNumber(text)
+        else:
+            out[col] = text
+    return out
+
+
+def _bare_family(c: Column) -> bool:
+    """Foreign events: CloudCanal writes integer and floating columns as JSON numbers, the rest as strings."""
+    return c.number or family(c.type_name, c.jdbc_type) in ("int", "float")
+
+
+def _merge_columns(group: Sequence[Event]) -> list[Column]:
+    seen: dict[str, Column] = {}
+    for e in group:
+        for c in e.columns:
+            seen.setdefault(c.name, c)
+    return list(seen.values())
+
+
+def _jdbc(c: Column) -> int:
+    if c.jdbc_type is not None:
+        return c.jdbc_type
+    fam = family(c.type_name)
+    if fam == "int" and c.type_name and c.type_name.lower().startswith("bigint"):
+        return JDBC["BIGINT"]
+    return {"int": JDBC["INTEGER"], "decimal": JDBC["DECIMAL"], "float": JDBC["DOUBLE"], "bit": JDBC["BIT"],
+            "bool": JDBC["BOOLEAN"], "binary": JDBC["BLOB"], "date": JDBC["DATE"], "time": JDBC["TIME"],
+            "datetime": JDBC["TIMESTAMP"], "timestamp": JDBC["TIMESTAMP"],
+            "zoned": JDBC["TIMESTAMP_WITH_TIMEZONE"]}.get(fam, JDBC["VARCHAR"])
+
+
+def _type_name(c: Column) -> str:
+    if c.jdbc_type is not None and c.jdbc_type in JDBC_NAME:
+        return JDBC_NAME[c.jdbc_type].lower()
+    return "varchar"
+
+
+def _ddl_action(ddl: Optional[str]) -> str:
+    words = (ddl or "").split()
+    first = words[0].upper() if words else ""
+    return {"CREATE": "CREATE", "ALTER": "ALTER", "DROP": "DROP", "RENAME": "RENAME",
+            "TRUNCATE": "TRUNCATE"}.get(first, "QUERY")
+
+
+CODEC = CloudCanalJsonCodec()

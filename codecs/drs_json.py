@@ -1,0 +1,598 @@
+"""Huawei Cloud DRS to Kafka, JSON format (MySQL / TaurusDB / Oracle sources), and the shared machinery of its
+JSON-C (``drs_json_c``) and GaussDB/PostgreSQL (``drs_gaussdb``) variants, which parametrize this codec.
+
+The message looks like Canal FlatMessage (``mysqlType``, ``sqlType``, ``data``, ``old``, ``pkNames``) but:
+- ``id`` is DRS's own monotonically increasing event sequence number, so ``sequence = (id,)``;
+- ``type`` also takes ``INIT`` (a full-sync row -> ``Op.SNAPSHOT``) and ``INIT_DDL`` (full-sync table structure
+  -> ``Op.DDL``; the exact type is kept for re-encode);
+- ``old`` is the full before image of an UPDATE and, in JSON (not JSON-C), holds the deleted row of a DELETE;
+- every value is a JSON string; binary columns are Java ``Arrays.toString(byte[])`` text ("[106, 103]", signed
+  bytes), converted to canonical base64 and back;
+- strings are written by Gson with HTML escaping (``=`` as ``\\u003d`` ...), which the encoder reproduces.
+
+Lossless re-encode: the encoder *derives* every message field from the canonical events. At decode time the
+message is compared with that derivation; header keys that differ (``ts``, ``jobId``, ``INIT_DDL``, a table name
+with a trailing space...) are kept as JSON literals in ``event.vendor["fix"]``, and cells whose text differs from
+the rendering of their canonical value (unsigned bytes, a value written as a bare number) in
+``event.vendor["cells"]``. Cell fixes are only re-applied while they still decode to the event's value.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import re
+from dataclasses import dataclass, field, replace
+from decimal import Decimal
+from typing import Any, Iterable, Mapping, Optional, Sequence
+
+from . import jsontext
+from .base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
+from .event import Column, DecodeError, EncodeError, Event, Image, Op, Position
+from .jsontext import JsonNumber
+from .types import JDBC, JDBC_NAME, family
+
+FORMAT = "drs-json"
+
+TYPE_TO_OP = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, "INIT": Op.SNAPSHOT, "DDL": Op.DDL,
+              "INIT_DDL": Op.DDL}
+OP_TO_TYPE = {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE", Op.SNAPSHOT: "INIT", Op.DDL: "DDL"}
+DRS_OPS = frozenset(OP_TO_TYPE)
+
+# --------------------------------------------------------------------------------------------------------------
+# Helpers shared by the DRS codecs (drs_json_c, drs_gaussdb, drs_mongo).
+
+# Gson's default (HTML-safe) escaping, as DRS documents it, plus the two line separators Gson always escapes.
+# These characters can only occur inside JSON strings, so replacing them in the serialised bytes is safe.
+_GSON_ESCAPES = {
+    b"<": b"\\u003c", b">": b"\\u003e", b"&": b"\\u0026", b"=": b"\\u003d", b"'": b"\\u0027",
+    "\u2028".encode(): b"\\u2028", "\u2029".encode(): b"\\u2029",
+}
+_GSON_RE = re.compile(b"|".join(re.escape(k) for k in _GSON_ESCAPES))
+
+
+def gson_dumps(value: Any) -> bytes:
+    """Compact JSON with number literals kept verbatim and strings escaped the way DRS (Gson) escapes them."""
+    return _GSON_RE.sub(lambda m: _GSON_ESCAPES[m.group(0)], jsontext.dumps(value))
+
+
+def literal(value: Any) -> str:
+    """A JSON subtree as its exact JSON text, so ``event.vendor`` survives any JSON round trip of its own."""
+    return jsontext.dumps(value).decode()
+
+
+def unliteral(text: str) -> Any:
+    return jsontext.loads(text)[0]
+
+
+def load_object(codec: Codec, raw: bytes, position: Position) -> dict:
+    try:
+        msg, _repaired = jsontext.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise codec.error("$", position, f"not JSON: {exc}") from None
+    if not isinstance(msg, dict):
+        raise codec.error("$", position, "message is not a JSON object")
+    return msg
+
+
+def integer_field(codec: Codec, msg: Mapping, key: str, position: Position, required: bool) -> Optional[int]:
+    """An integer metadata field (id, es, ts) written as a bare number or a string of digits."""
+    value = msg.get(key)
+    if value is None:
+        if required:
+            raise codec.error(key, position, "missing; expected an integer")
+        return None
+    if isinstance(value, str) and re.fullmatch(r"-?\d+", value):
+        return int(value)
+    raise codec.error(key, position, f"expected an integer, got {value!r}")
+
+
+def text_field(codec: Codec, msg: Mapping, key: str, position: Position) -> Optional[str]:
+    value = msg.get(key)
+    if value is not None and (not isinstance(value, str) or isinstance(value, JsonNumber)):
+        raise codec.error(key, position, f"expected a string, got {value!r}")
+    return value
+
+
+def drs_id(event: Event) -> int:
+    """The DRS ``id`` for an event: its own sequence when that is one integer (a DRS event, or any vendor with a
+    single ordering number), otherwise the archive offset, which is monotonic within the source partition."""
+    if len(event.sequence) == 1 and event.sequence[0] == event.sequence[0].to_integral_value():
+        return int(event.sequence[0])
+    return event.position.offset
+
+
+def header_fixes(original: Mapping[str, Any], derived: Mapping[str, Any], skip: Iterable[str]) -> list[list]:
+    """Top-level keys where the message differs from the derivation: ``[key, literal]`` to set a value,
+    ``[key, None]`` where the original lacks the key."""
+    skip = set(skip)
+    fixes: list[list] = []
+    for key in dict.fromkeys([*original, *derived]):
+        if key in skip:
+            continue
+        if key not in original:
+            fixes.append([key, None])
+        elif key not in derived or jsontext.normalise(original[key]) != jsontext.normalise(derived[key]):
+            fixes.append([key, literal(original[key])])
+    return fixes
+
+
+def apply_header_fixes(msg: dict[str, Any], fixes: Iterable[Sequence[Any]]) -> dict[str, Any]:
+    for key, value in fixes:
+        if value is None:
+            msg.pop(key, None)
+        else:
+            msg[key] = unliteral(value)
+    return msg
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Value text <-> canonical text
+
+
+_JAVA_BYTES = re.compile(r"\[\s*(-?\d+(?:\s*,\s*-?\d+)*)?\s*\]\Z")
+
+
+def java_bytes_to_base64(text: str) -> str:
+    """``Arrays.toString(byte[])`` text -> base64. Java bytes are signed; unsigned 128..255 is accepted too."""
+    m = _JAVA_BYTES.match(text)
+    if not m:
+        raise ValueError("expected a Java byte array such as [104, -1]")
+    values = [int(v) for v in m.group(1).split(",")] if m.group(1) else []
+    if any(v < -128 or v > 255 for v in values):
+        raise ValueError("byte value out of range -128..255")
+    return base64.b64encode(bytes(v & 0xFF for v in values)).decode()
+
+
+def base64_bytes(text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError):
+        raise ValueError(f"not base64: {text[:40]!r}") from None
+
+
+def base64_to_java_bytes(text: str) -> str:
+    return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in base64_bytes(text)) + "]"
+
+
+class Values:
+    """How one DRS dialect writes a value, against the canonical text of ``event.py``. MySQL JSON: identity except
+    binary (Java byte-array text). Subclasses add the dialect's own renderings. Raise ValueError when a text
+    cannot be what the column's type says."""
+
+    def to_canonical(self, column: Column, fam: str, text: str) -> str:
+        if fam == "binary":
+            return java_bytes_to_base64(text)
+        return text
+
+    def from_canonical(self, column: Column, fam: str, text: str) -> str:
+        if fam == "binary":
+            return base64_to_java_bytes(text)
+        return text
+
+
+# --------------------------------------------------------------------------------------------------------------
+# Declared types
+
+
+_MYSQL_JDBC_ALIASES = {
+    "INT": JDBC["INTEGER"], "MEDIUMINT": JDBC["INTEGER"], "DATETIME": JDBC["TIMESTAMP"], "TEXT": JDBC["LONGVARCHAR"],
+    "TINYTEXT": JDBC["VARCHAR"], "MEDIUMTEXT": JDBC["LONGVARCHAR"], "LONGTEXT": JDBC["LONGVARCHAR"],
+    "TINYBLOB": JDBC["VARBINARY"], "MEDIUMBLOB": JDBC["LONGVARBINARY"], "LONGBLOB": JDBC["LONGVARBINARY"],
+    "YEAR": JDBC["DATE"], "JSON": JDBC["VARCHAR"], "ENUM": JDBC["CHAR"], "SET": JDBC["CHAR"],
+    "GEOMETRY": JDBC["BINARY"],
+}
+_FAMILY_JDBC = {"int": "BIGINT", "decimal": "DECIMAL", "float": "DOUBLE", "bit": "BIT", "bool": "BOOLEAN",
+                "binary": "BLOB", "date": "DATE", "time": "TIME", "datetime": "TIMESTAMP", "timestamp": "TIMESTAMP",
+                "zoned": "TIMESTAMP_WITH_TIMEZONE"}
+_FAMILY_MYSQL = {"int": "bigint", "decimal": "decimal", "float": "double", "bit": "bit", "bool": "tinyint",
+                 "binary": "blob", "date": "date", "time": "time", "datetime": "datetime", "timestamp": "timestamp",
+                 "json": "json"}
+
+
+def base_type(type_name: str) -> str:
+    """``decimal(10,2) unsigned`` -> ``DECIMAL``."""
+    return re.sub(r"\(.*?\)", "", type_name).split(" unsigned")[0].strip().upper()
+
+
+def jdbc_for(column: Column) -> int:
+    """java.sql.Types for a column that came without one (encoding events of another format)."""
+    if column.jdbc_type is not None:
+        return column.jdbc_type
+    if column.type_name:
+        base = base_type(column.type_name)
+        if base in _MYSQL_JDBC_ALIASES:
+            return _MYSQL_JDBC_ALIASES[base]
+        if base in JDBC:
+            return JDBC[base]
+    return JDBC[_FAMILY_JDBC.get(family(column.type_name, column.jdbc_type), "VARCHAR")]
+
+
+def mysql_type_for(column: Column) -> str:
+    if column.type_name:
+        return column.type_name
+    fam = family(None, column.jdbc_type)
+    if fam in _FAMILY_MYSQL:
+        return _FAMILY_MYSQL[fam]
+    return JDBC_NAME.get(column.jdbc_type, "VARCHAR").lower() if column.jdbc_type is not None else "varchar"
+
+
+# --------------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """What distinguishes the DRS row formats that share this codec."""
+
+    name: str
+    description: str
+    delete_in: str = "old"  # where the documented deleted row lives: "old" (JSON) or "data" (JSON-C)
+    values: Values = field(default_factory=Values)
+    types_key: str = "mysqlType"
+    notes: str = ""
+
+
+JSON_DIALECT = Dialect(
+    name=FORMAT,
+    description="Huawei DRS JSON: Canal-like data[]/old[] with mysqlType/sqlType, INIT/INIT_DDL full sync, "
+                "monotonic id",
+    notes="UPDATE old is the full before image; DELETE row in old (accepted in data too); id is DRS's monotonic "
+          "sequence; no heartbeat, transaction or truncate records; binary as Java byte-array text.",
+)
+
+
+class DrsJsonCodec(Codec):
+    vendor = "Huawei Cloud DRS"
+
+    def __init__(self, dialect: Dialect = JSON_DIALECT):
+        self.dialect = dialect
+        self.name = dialect.name
+        self.description = dialect.description
+        self.capabilities = Capabilities(
+            typed_values=True, before_image="full", delete_image="full", ops=DRS_OPS, transactions=False,
+            notes=dialect.notes,
+        )
+
+    # ---------------------------------------------------------------------------------------------- decode
+
+    def decode(self, raw: bytes, position: Position) -> list[Event]:
+        msg = load_object(self, raw, position)
+        events = self._events(msg, position)
+        derived = self._build(events)
+        used = set() if events[0].op is Op.DDL else self._image_keys(msg, events[0].op)
+        fixes = header_fixes(msg, derived, used)
+        out = []
+        for e in events:
+            vendor = dict(e.vendor)
+            if fixes:
+                vendor["fix"] = fixes
+            cells = self._cell_fixes(msg, derived, e)
+            if cells:
+                vendor["cells"] = cells
+            out.append(e.with_(vendor=vendor))
+        return out
+
+    def _events(self, msg: dict, position: Position) -> list[Event]:
+        kind = text_field(self, msg, "type", position)
+        if kind not in TYPE_TO_OP:
+            raise self.error("type", position, f"unknown operation type {kind!r}; expected one of "
+                                               f"{', '.join(TYPE_TO_OP)}")
+        op = TYPE_TO_OP[kind]
+        drs_seq = integer_field(self, msg, "id", position, required=True)
+        es = integer_field(self, msg, "es", position, required=False)
+        is_ddl = msg.get("isDdl")
+        if is_ddl is not None and not isinstance(is_ddl, bool):
+            raise self.error("isDdl", position, f"expected true/false, got {is_ddl!r}")
+        common = dict(format=self.name, event_time_ms=es, sequence=(Decimal(drs_seq),),
+                      **self._names(msg, position))
+        if op is Op.DDL:
+            sql = text_field(self, msg, "sql", position)
+            return [Event(op=op, position=position, ddl=sql, **common)]
+        pk = msg.get("pkNames")
+        if pk is not None and not (isinstance(pk, list) and all(type(p) is str for p in pk)):
+            raise self.error("pkNames", position, "expected a list of column names or null")
+        rows = self._rows(msg, op, position)
+        columns = self._columns(msg, rows, position)
+        by_name = {c.name: c for c in columns}
+        events = []
+        for i, (before_raw, after_raw) in enumerate(rows):
+            where = replace(position, index=i)
+            before = self._image(before_raw, self._row_field(msg, op, "before", i), by_name, where)
+            after = self._image(after_raw, self._row_field(msg, op, "after", i), by_name, where)
+            vendor = self._row_vendor(msg, op)
+            events.append(Event(op=op, position=where, before=before, after=after, columns=columns,
+                                primary_key=tuple(pk or ()), vendor=vendor, **common))
+        return events
+
+    def _names(self, msg: dict, position: Position) -> dict[str, Optional[str]]:
+        """database/table (GaussDB adds schema). A name is stripped of surrounding blanks: MySQL forbids trailing
+        spaces in identifiers, and DRS's own UPDATE example writes "test " for table test (kept in the fix)."""
+        database = text_field(self, msg, "database", position)
+        table = text_field(self, msg, "table", position)
+        return dict(database=(database.strip() or None) if database is not None else None,
+                    table=(table.strip() or None) if table is not None else None)
+
+    # rows ------------------------------------------------------------------------------------------------
+
+    def _rows(self, msg: dict, op: Op, position: Position) -> list[tuple[Optional[dict], Optional[dict]]]:
+        """(before, after) raw row objects, one pair per row of the message."""
+        data = self._row_list(msg, "data", position)
+        old = self._row_list(msg, "old", position)
+        if op in (Op.INSERT, Op.SNAPSHOT):
+            self._unused(old, "old", op, position)
+            self._nonempty(data, "data", op, position)
+            return [(None, row) for row in data]
+        if op is Op.UPDATE:
+            self._nonempty(data, "data", op, position)
+            if len(old or ()) != len(data):
+                raise self.error("old", position, f"UPDATE needs one old row per data row ({len(data)}), "
+                                                  f"got {len(old or ())}")
+            return list(zip(old, data))
+        main, other = self._delete_sides()
+        rows, spare = (old, data) if main == "old" else (data, old)
+        if rows:
+            if spare and jsontext.normalise(spare) != jsontext.normalise(rows):
+                raise self.error(other, position, f"DELETE carries different rows in {main} and {other}; "
+                                                  "cannot tell which is the deleted row")
+            return [(row, None) for row in rows]
+        self._nonempty(spare, f"{main}", op, position)  # error names the documented side
+        return [(row, None) for row in spare]
+
+    def _delete_sides(self) -> tuple[str, str]:
+        return ("old", "data") if self.dialect.delete_in == "old" else ("data", "old")
+
+    def _image_keys(self, msg: dict, op: Op) -> set[str]:
+        """The top-level keys whose rows became images (the others are diffed as header keys)."""
+        if op is Op.UPDATE:
+            return {"data", "old"}
+        if op is not Op.DELETE:
+            return {"data"}
+        main, other = self._delete_sides()
+        return {main, other} if msg.get(main) else {other}
+
+    def _row_field(self, msg: dict, op: Op, side: str, i: int) -> str:
+        if side == "after" or op is Op.UPDATE:
+            return f"{'data' if side == 'after' else 'old'}[{i}]"
+        main, other = self._delete_sides()
+        return f"{main if msg.get(main) else other}[{i}]"
+
+    def _row_vendor(self, msg: dict, op: Op) -> dict[str, Any]:
+        if op is not Op.DELETE:
+            return {}
+        main, other = self._delete_sides()
+        if not msg.get(main):
+            return {"delete_rows": other}
+        if msg.get(other):
+            return {"delete_rows": "both"}
+        return {}
+
+    def _row_list(self, msg: dict, key: str, position: Position) -> Optional[list]:
+        rows = msg.get(key)
+        if rows is None:
+            return None
+        if not isinstance(rows, list):
+            raise self.error(key, position, "expected a list of row objects or null")
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict):
+                raise self.error(f"{key}[{i}]", replace(position, index=i), "expected an object of column values")
+        return rows
+
+    def _nonempty(self, rows: Optional[list], key: str, op: Op, position: Position) -> None:
+        if not rows:
+            raise self.error(key, position, f"{op.value} message carries no rows")
+
+    def _unused(self, rows: Optional[list], key: str, op: Op, position: Position) -> None:
+        if rows:
+            raise self.error(key, position, f"{key} must be null for {op.value}")
+
+    # columns and values ----------------------------------------------------------------------------------
+
+    def _columns(self, msg: dict, rows: list[tuple[Optional[dict], Optional[dict]]],
+                 position: Position) -> tuple[Column, ...]:
+        types = self._type_map(msg, self.dialect.types_key, str, "a type name", position)
+        codes = self._type_map(msg, "sqlType", JsonNumber, "an integer type number", position)
+        bare: set[str] = set()
+        names: dict[str, None] = dict.fromkeys([*types, *codes])
+        for pair in rows:
+            for row in pair:
+                for col, value in (row or {}).items():
+                    names.setdefault(col)
+                    if isinstance(value, JsonNumber):
+                        bare.add(col)
+        return tuple(self._column(name, types.get(name), codes.get(name), name in bare) for name in names)
+
+    def _column(self, name: str, type_name: Optional[str], code: Optional[JsonNumber], number: bool) -> Column:
+        return Column(name, type_name, int(code) if code is not None else None, number)
+
+    def _type_map(self, msg: dict, key: str, kind: type, what: str, position: Position) -> dict:
+        value = msg.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            raise self.error(key, position, f"expected an object of column -> {what}")
+        for col, v in value.items():
+            ok = isinstance(v, JsonNumber) and re.fullmatch(r"-?\d+", v) if kind is JsonNumber else (
+                isinstance(v, str) and not isinstance(v, JsonNumber))
+            if not ok:
+                raise self.error(f"{key}.{col}", position, f"expected {what}, got {v!r}")
+        return value
+
+    def _image(self, row: Optional[dict], where: str, columns: Mapping[str, Column],
+               position: Position) -> Optional[Image]:
+        if row is None:
+            return None
+        image: Image = {}
+        for col, value in row.items():
+            image[col] = self._cell(columns[col], value, f"{where}.{col}", position)
+        return image
+
+    def _cell(self, column: Column, value: Any, where: str, position: Position) -> Optional[str]:
+        if value is None:
+            return None
+        if isinstance(value, JsonNumber):
+            return str(value)
+        if not isinstance(value, str):
+            raise self.error(where, position, f"a column value must be a string, number or null, got {value!r}")
+        try:
+            return self.dialect.values.to_canonical(column, value_family(column), value)
+        except ValueError as exc:
+            raise self.error(where, position, f"{column.type_name or 'value'}: {exc}") from None
+
+    def _cell_fixes(self, msg: dict, derived: dict, e: Event) -> dict[str, dict[str, str]]:
+        """Cells whose text is not the rendering of their canonical value, per side (data/old)."""
+        if not e.op.is_data:
+            return {}
+        i = e.position.index
+        out: dict[str, dict[str, str]] = {}
+        for key in ("data", "old"):
+            orig, der = msg.get(key), derived.get(key)
+            if not (isinstance(orig, list) and isinstance(der, list) and i < len(orig) and i < len(der)):
+                continue
+            diff = {col: literal(v) for col, v in orig[i].items()
+                    if jsontext.normalise(v) != jsontext.normalise(der[i].get(col))}
+            if diff:
+                out[key] = diff
+        return out
+
+    # ---------------------------------------------------------------------------------------------- encode
+
+    def encode(self, events: Sequence[Event]) -> list[EncodedMessage]:
+        out = []
+        for group in self._messages(events):
+            first = group[0]
+            msg = self._build(group)
+            if first.format == self.name and first.vendor.get("fix"):
+                apply_header_fixes(msg, first.vendor["fix"])
+            out.append(EncodedMessage(gson_dumps(msg), message_key(first), first.qualified_table,
+                                      OP_TO_TYPE[first.op], events=len(group)))
+        return out
+
+    def _messages(self, events: Sequence[Event]) -> list[list[Event]]:
+        """Rows of one DRS message go back into one message; anything else is one message per event, so each
+        keeps its own ``id``. Ops DRS cannot carry (heartbeat, transaction markers, truncate) are left out, as
+        ``capabilities.ops`` declares."""
+        groups: list[list[Event]] = []
+        for run in group_by_message(e for e in events if e.op in DRS_OPS):
+            groups.append([run[0]])
+            for e in run[1:]:
+                last = groups[-1][-1]
+                if (e.format == self.name and e.op.is_data and e.op is last.op
+                        and e.qualified_table == last.qualified_table):
+                    groups[-1].append(e)
+                else:
+                    groups.append([e])
+        return groups
+
+    def _build(self, group: Sequence[Event]) -> dict[str, Any]:
+        """The message the events derive to (before header fixes)."""
+        first = group[0]
+        msg: dict[str, Any] = {}
+        data_op = first.op.is_data
+        columns = merged_columns(group) if data_op else []
+        msg[self.dialect.types_key] = {c.name: self._type_name(c) for c in columns} if data_op else None
+        msg.update(self._header(first))
+        msg.update(type=OP_TO_TYPE[first.op], isDdl=not data_op,
+                   sql="" if data_op else (first.ddl or ""))
+        msg["sqlType"] = {c.name: JsonNumber(str(self._sql_type(c, first))) for c in columns} if data_op else None
+        data, old = self._render_rows(group, columns) if data_op else (None, None)
+        msg.update(data=data, old=old,
+                   pkNames=list(first.primary_key) if first.primary_key else None)
+        return msg
+
+    def _header(self, first: Event) -> dict[str, Any]:
+        ms = first.event_time_ms
+        ts = first.position.timestamp_ms if first.position.timestamp_ms is not None else ms
+        return {
+            "id": JsonNumber(str(drs_id(first))),
+            "es": JsonNumber(str(ms)) if ms is not None else None,
+            "ts": JsonNumber(str(ts)) if ts is not None else None,
+            # DRS JSON has no schema field; an Oracle source writes the schema as database.
+            "database": first.database if first.database is not None else (first.schema or ""),
+            "table": first.table or "",
+        }
+
+    def _type_name(self, column: Column) -> str:
+        return mysql_type_for(column)
+
+    def _sql_type(self, column: Column, first: Event) -> int:
+        return jdbc_for(column)
+
+    def _render_rows(self, group: Sequence[Event], columns: list[Column]
+                     ) -> tuple[Optional[list], Optional[list]]:
+        by_name = {c.name: c for c in columns}
+        first = group[0]
+        own = first.format == self.name
+        op = first.op
+        data: list = []
+        old: list = []
+        for e in group:
+            cells = e.vendor.get("cells", {}) if own else {}
+            if op is Op.DELETE:
+                where = e.vendor.get("delete_rows", self.dialect.delete_in) if own else self.dialect.delete_in
+                side = self.dialect.delete_in if where == "both" else where
+                row = self._render(e.before or {}, by_name, own, cells.get(side, {}))
+                if where in ("data", "both"):
+                    data.append(row)
+                if where in ("old", "both"):
+                    old.append(row)
+                continue
+            data.append(self._render(e.after or {}, by_name, own, cells.get("data", {})))
+            if op is Op.UPDATE:
+                old.append(self._render(e.before or {}, by_name, own, cells.get("old", {})))
+        return data or None, old or None
+
+    def _render(self, image: Image, columns: Mapping[str, Column], own: bool,
+                fixes: Mapping[str, str]) -> dict[str, Any]:
+        row: dict[str, Any] = {}
+        for col, text in image.items():
+            column = columns.get(col) or Column(col)
+            fixed = fixes.get(col)
+            if fixed is not None and self._fix_still_holds(column, unliteral(fixed), text):
+                row[col] = unliteral(fixed)
+            elif text is None:
+                row[col] = None
+            elif own and column.number:
+                row[col] = JsonNumber(text)
+            else:
+                try:
+                    row[col] = self.dialect.values.from_canonical(column, value_family(column), text)
+                except ValueError as exc:
+                    raise EncodeError(self.name, col, str(exc)) from None
+        return row
+
+    def _fix_still_holds(self, column: Column, value: Any, text: Optional[str]) -> bool:
+        """A recorded cell text is reused only while it still decodes to the event's value."""
+        if value is None or text is None:
+            return value is None and text is None
+        if isinstance(value, JsonNumber):
+            return str(value) == text
+        try:
+            return isinstance(value, str) and self.dialect.values.to_canonical(
+                column, value_family(column), value) == text
+        except ValueError:
+            return False
+
+
+def value_family(column: Column) -> str:
+    """The family that decides a value's conversion. The declared type name alone when there is one: DRS always
+    names its types, and a JDBC fallback would misread e.g. MySQL geometry (JDBC BINARY) text as bytes."""
+    if column.type_name:
+        return family(column.type_name)
+    return family(None, column.jdbc_type)
+
+
+def merged_columns(group: Sequence[Event]) -> list[Column]:
+    """Declared columns of the group's events, then a bare Column for any image column without a declaration."""
+    seen: dict[str, Column] = {}
+    for e in group:
+        for c in e.columns:
+            seen.setdefault(c.name, c)
+    for e in group:
+        for image in (e.before, e.after):
+            for name in image or {}:
+                seen.setdefault(name, Column(name))
+    return list(seen.values())
+
+
+CODEC = DrsJsonCodec(JSON_DIALECT)

@@ -1,0 +1,70 @@
+"""JSON reading and writing that keeps numbers exactly as written.
+
+Vendors put 300-digit decimals, unsigned 64-bit integers and doubles in bare JSON numbers. Parsing them into
+float/int would change the value or its spelling, so numbers become ``JsonNumber`` (a ``str`` subclass holding
+the literal) and are written back verbatim. Several vendors' documented examples carry trailing commas; real
+producers built on the same serialisers do too, so the reader repairs exactly that (and nothing else) and
+reports that it did.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import Any
+
+import orjson
+
+
+class JsonNumber(str):
+    """The literal text of a JSON number, e.g. ``JsonNumber("9.999999")``."""
+
+    __slots__ = ()
+
+
+_DECODER = json.JSONDecoder(parse_float=JsonNumber, parse_int=JsonNumber, parse_constant=JsonNumber)
+# A comma followed only by whitespace before a closing bracket, outside strings.
+_TRAILING_COMMA = re.compile(r'("(?:[^"\\]|\\.)*")|,(\s*[}\]])', re.S)
+
+
+def loads(text: str | bytes) -> tuple[Any, bool]:
+    """Parse JSON keeping number literals. Returns ``(value, repaired)``; ``repaired`` is True when trailing
+    commas had to be removed. Raises ``json.JSONDecodeError`` for anything else that is not JSON."""
+    if isinstance(text, (bytes, bytearray, memoryview)):
+        text = bytes(text).decode("utf-8")
+    try:
+        return _DECODER.decode(text), False
+    except json.JSONDecodeError:
+        fixed = _TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), text)
+        if fixed == text:
+            raise
+        return _DECODER.decode(fixed), True
+
+
+def _fragment(value: Any) -> Any:
+    if isinstance(value, JsonNumber):
+        return orjson.Fragment(str(value))
+    raise TypeError(f"not JSON serialisable: {type(value).__name__}")
+
+
+def dumps(value: Any) -> bytes:
+    """Compact JSON; ``JsonNumber`` values are written as bare number literals, unchanged."""
+    return orjson.dumps(value, default=_fragment, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
+
+
+def number_or_text(text: str | None, as_number: bool) -> Any:
+    """Render canonical text back as the JSON the vendor used: bare number or string."""
+    if text is None:
+        return None
+    return JsonNumber(text) if as_number else text
+
+
+def normalise(value: Any) -> Any:
+    """A comparable form for tests: numbers as ``('n', literal)``, everything else as is."""
+    if isinstance(value, JsonNumber):
+        return ("n", str(value))
+    if isinstance(value, dict):
+        return {k: normalise(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [normalise(v) for v in value]
+    return value

@@ -1,0 +1,291 @@
+"""OceanBase OMS "Default" JSON: ``prevStruct`` / ``postStruct`` images, ``allMetaData``, ``recordType``.
+
+One message is one row change (INSERT / UPDATE / DELETE, ``ROW`` for full sync), a ``HEARTBEAT``, or a ``DDL``
+whose image holds the single key ``ddl``. The format declares no column types: the only type hint is whether a
+value was written as a bare JSON number, kept as ``Column.number``.
+
+Metadata decisions:
+- ``db`` is ``{tenant}.{database}`` for OceanBase sources: the tenant is split off (the OMS Canal serialisation of
+  the same change carries the database alone, so both agree on ``Event.database``) and kept in ``vendor``.
+- ``timestamp`` (epoch seconds, text) -> ``event_time_ms``; ``storeDataSequence`` -> ``sequence``;
+  ``uniqueId`` (the transaction sequence from the OMS store) -> ``transaction_id``;
+  ``record_primary_key`` (``\\u0001``-separated) -> ``primary_key``.
+- Everything else (``checkpoint``, ``source_identity``, ``dbType``, unknown keys, a ``record_primary_value``
+  that cannot be derived from the image) is kept as the difference between the message and what the encoder
+  derives from the canonical fields (``vendor["fix"]``, see ``canal_json.derive_fix``).
+
+``oms_extend_column_type`` subclasses this codec and overrides the two image hooks.
+"""
+
+from __future__ import annotations
+
+import json
+from decimal import Decimal, InvalidOperation
+from typing import Any, Optional, Sequence
+
+from . import jsontext
+from .base import Capabilities, Codec, EncodedMessage, message_key
+from .canal_json import apply_fix, derive_fix, fix_paths, int_field, render, scalar_text
+from .event import Column, EncodeError, Event, Image, Op, Position
+from .jsontext import JsonNumber
+from .types import NUMERIC_FAMILIES, family
+
+RECORD_TYPES = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, "ROW": Op.SNAPSHOT,
+                "HEARTBEAT": Op.HEARTBEAT, "DDL": Op.DDL}
+OP_RECORD_TYPE = {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE", Op.SNAPSHOT: "ROW",
+                  Op.HEARTBEAT: "HEARTBEAT", Op.DDL: "DDL", Op.TRUNCATE: "DDL"}
+# dbType values whose `db` is "{tenant}.{database}".
+OCEANBASE_DB_TYPES = {"OB_MYSQL", "OB_ORACLE", "OCEANBASE", "OB_IN_ORACLE_MODE"}
+IMAGES = ("prevStruct", "postStruct")
+META = "allMetaData"
+SEPARATOR = "\u0001"
+
+
+class ImageParts:
+    """One decoded image: values, which were bare numbers, and declared types (extended formats only)."""
+
+    def __init__(self) -> None:
+        self.values: Image = {}
+        self.bare: dict[str, bool] = {}
+        self.types: dict[str, str] = {}
+        self.extra: dict[str, Any] = {}  # non-column keys as received (``__light_type``)
+
+
+class OmsDefaultCodec(Codec):
+    name = "oms-default"
+    vendor = "OceanBase OMS"
+    description = "OMS Default JSON: prevStruct/postStruct/allMetaData/recordType (ROW = full sync, HEARTBEAT, DDL)"
+    capabilities = Capabilities(
+        typed_values=False,
+        before_image="full",
+        delete_image="full",
+        ops=frozenset({Op.SNAPSHOT, Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL, Op.TRUNCATE, Op.HEARTBEAT}),
+        notes="no column types (only bare-number vs string); event time in whole seconds; no transaction "
+              "begin/commit markers; TRUNCATE travels as a DDL record.",
+    )
+
+    # ---------------------------------------------------------------------------------------------- decode
+
+    def decode(self, raw: bytes, position: Position) -> list[Event]:
+        try:
+            msg, _repaired = jsontext.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise self.error("$", position, f"not JSON: {exc}") from None
+        if not isinstance(msg, dict):
+            raise self.error("$", position, "message is not a JSON object")
+        event = self._event(msg, position)
+        derived = self._build(event)
+        skip = set(IMAGES) if event.op.is_data else set()
+        fixes = derive_fix(msg, derived, fix_paths(msg, derived, skip, nested=(META,)))
+        if fixes:
+            event = event.with_(vendor={**event.vendor, "fix": fixes})
+        return [event]
+
+    def _event(self, msg: dict, position: Position) -> Event:
+        kind = msg.get("recordType")
+        op = RECORD_TYPES.get(kind) if isinstance(kind, str) else None
+        if op is None:
+            raise self.error("recordType", position, f"expected one of {sorted(RECORD_TYPES)}, got {kind!r}")
+        meta = msg.get(META)
+        if meta is None:
+            meta = {}
+        if not isinstance(meta, dict):
+            raise self.error(META, position, "expected an object")
+        fields, vendor = self._meta_fields(meta, position)
+        parts = {key: self._image(msg.get(key), key, position) for key in IMAGES}
+        if op is Op.DDL:
+            return self._ddl_event(parts, position, fields, vendor)
+        before, after = (parts[k].values if parts[k] is not None else None for k in IMAGES)
+        if op.is_data:
+            self._check_images(op, before, after, position)
+        columns = _columns([p for p in (parts["postStruct"], parts["prevStruct"]) if p is not None])
+        deviating = [[k, col] for k in IMAGES if parts[k] is not None for col, bare in parts[k].bare.items()
+                     if not bare and _flag(columns, col)]
+        if deviating:
+            vendor["render"] = deviating
+        vendor.update(self._image_vendor(parts, columns))
+        return Event(op=op, position=position, before=before, after=after, columns=columns, vendor=vendor,
+                     **fields)
+
+    def _check_images(self, op: Op, before: Optional[Image], after: Optional[Image], position: Position) -> None:
+        if op in (Op.INSERT, Op.SNAPSHOT, Op.UPDATE) and after is None:
+            raise self.error("postStruct", position, f"{op.value} needs an after image")
+        if op in (Op.DELETE, Op.UPDATE) and before is None:
+            raise self.error("prevStruct", position, f"{op.value} needs a before image")
+
+    def _ddl_event(self, parts: dict, position: Position, fields: dict, vendor: dict) -> Event:
+        for key in ("postStruct", "prevStruct"):
+            part = parts[key]
+            if part is not None and "ddl" in part.values:
+                ddl = part.values["ddl"]
+                if ddl is None:
+                    raise self.error(f"{key}.ddl", position, "the DDL statement is null")
+                if key == "prevStruct":
+                    vendor["ddl_in"] = key
+                op = Op.TRUNCATE if ddl.lstrip().upper().startswith("TRUNCATE") else Op.DDL
+                return Event(op=op, position=position, ddl=ddl, vendor=vendor, **fields)
+        raise self.error("postStruct.ddl", position, "a DDL record carries its statement under the key \"ddl\"")
+
+    def _meta_fields(self, meta: dict, position: Position) -> tuple[dict[str, Any], dict[str, Any]]:
+        def text(key: str) -> Optional[str]:
+            value = meta.get(key)
+            if value is not None and not isinstance(value, str):
+                if isinstance(value, JsonNumber) and key == "uniqueId":
+                    return str(value)
+                raise self.error(f"{META}.{key}", position, f"expected a string, got {value!r}")
+            return value
+
+        vendor: dict[str, Any] = {}
+        db, db_type = text("db"), meta.get("dbType")
+        database = db
+        if db is not None and db_type in OCEANBASE_DB_TYPES and "." in db:
+            vendor["tenant"], database = db.split(".", 1)
+        pk_text = text("record_primary_key")
+        fields: dict[str, Any] = dict(
+            format=self.name,
+            database=database,
+            table=text("table_name"),
+            primary_key=tuple(pk_text.split(SEPARATOR)) if pk_text else (),
+            transaction_id=text("uniqueId"),
+            event_time_ms=self._event_time(meta.get("timestamp"), position),
+            sequence=self._sequence(meta.get("storeDataSequence"), position),
+        )
+        return fields, vendor
+
+    def _event_time(self, value: Any, position: Position) -> Optional[int]:
+        if value is None:
+            return None
+        try:
+            seconds = Decimal(str(value))
+        except InvalidOperation:
+            seconds = None
+        if seconds is None or not seconds.is_finite():
+            raise self.error(f"{META}.timestamp", position, f"expected epoch seconds, got {value!r}")
+        return int(seconds * 1000)
+
+    def _sequence(self, value: Any, position: Position) -> tuple[Decimal, ...]:
+        if value is None:
+            return ()
+        number = int_field(value)
+        if number is None:
+            raise self.error(f"{META}.storeDataSequence", position, f"expected an integer, got {value!r}")
+        return (Decimal(number),)
+
+    def _image(self, value: Any, key: str, position: Position) -> Optional[ImageParts]:
+        if value is None:
+            return None
+        if not isinstance(value, dict):
+            raise self.error(key, position, "expected an object of column values or null")
+        parts = ImageParts()
+        for col, cell in value.items():
+            if self._image_extra(parts, col, cell, key, position):
+                continue
+            try:
+                parts.values[col], parts.bare[col] = scalar_text(cell)
+            except TypeError as exc:
+                raise self.error(f"{key}.{col}", position,
+                                 f"a column value must be a string, number or null, got {exc}") from None
+            if cell is None:
+                del parts.bare[col]  # NULL says nothing about the column's rendering
+        return parts
+
+    # Hooks for the extended format ---------------------------------------------------------------------------
+
+    def _image_extra(self, parts: ImageParts, col: str, cell: Any, key: str, position: Position) -> bool:
+        """Consume a non-column key of an image (DefaultExtendColumnType's ``__light_type``)."""
+        return False
+
+    def _image_vendor(self, parts: dict[str, Optional[ImageParts]], columns: tuple[Column, ...]) -> dict:
+        return {}
+
+    def _image_out(self, event: Event, key: str, values: dict[str, Any]) -> dict[str, Any]:
+        return values
+
+    # ---------------------------------------------------------------------------------------------- encode
+
+    def encode(self, events: Sequence[Event]) -> list[EncodedMessage]:
+        out = []
+        for e in events:
+            if e.op not in self.capabilities.ops:
+                raise EncodeError(self.name, "recordType", f"{self.name} cannot carry a {e.op.value} event")
+            msg = self._build(e)
+            if e.format == self.name and e.vendor.get("fix"):
+                apply_fix(msg, e.vendor["fix"])
+            out.append(EncodedMessage(jsontext.dumps(msg), message_key(e), e.qualified_table,
+                                      OP_RECORD_TYPE[e.op]))
+        return out
+
+    def _build(self, e: Event) -> dict[str, Any]:
+        own = e.format == self.name
+        msg: dict[str, Any] = {META: self._meta(e, own), "recordType": OP_RECORD_TYPE[e.op]}
+        if e.op in (Op.DDL, Op.TRUNCATE):
+            ddl = e.ddl if e.ddl is not None else f"TRUNCATE TABLE {e.qualified_table}"
+            where = e.vendor.get("ddl_in", "postStruct") if own else "postStruct"
+            msg["prevStruct"], msg["postStruct"] = None, None
+            msg[where] = {"ddl": ddl}
+            return msg
+        render_fix = {tuple(x) for x in e.vendor.get("render", ())} if own else set()
+        for key, image in (("prevStruct", e.before), ("postStruct", e.after)):
+            msg[key] = None if image is None else self._image_out(e, key, self._values(e, key, image, render_fix))
+        return msg
+
+    def _values(self, e: Event, key: str, image: Image, render_fix: set) -> dict[str, Any]:
+        out = {}
+        for col, text in image.items():
+            bare = _bare(e, col, own=e.format == self.name) != ((key, col) in render_fix)
+            out[col] = render(text, bare)
+        return out
+
+    def _meta(self, e: Event, own: bool) -> dict[str, Any]:
+        tenant = e.vendor.get("tenant") if own else None
+        db = f"{tenant}.{e.database}" if tenant is not None and e.database is not None else e.database
+        meta: dict[str, Any] = {
+            "checkpoint": None,
+            "record_primary_key": SEPARATOR.join(e.primary_key) if e.op.is_data else None,
+            "source_identity": None,
+            "record_primary_value": _primary_value(e) if e.op.is_data else None,
+            "dbType": None,
+            "table_name": e.table,
+            "db": db,
+        }
+        if e.event_time_ms is not None:
+            # incremental records: checkpoint is the same second-resolution time position
+            meta["timestamp"] = meta["checkpoint"] = str(e.event_time_ms // 1000)
+        if len(e.sequence) == 1 and e.sequence[0] == e.sequence[0].to_integral_value():
+            meta["storeDataSequence"] = JsonNumber(str(int(e.sequence[0])))
+        if e.transaction_id is not None:
+            meta["uniqueId"] = e.transaction_id
+        return meta
+
+
+def _columns(parts: list[ImageParts]) -> tuple[Column, ...]:
+    names: dict[str, Column] = {}
+    for p in parts:
+        for col in [*p.values, *p.types]:
+            bare = any(q.bare.get(col) for q in parts)
+            type_name = next((q.types[col] for q in parts if col in q.types), None)
+            names.setdefault(col, Column(col, type_name, None, bare))
+    return tuple(names.values())
+
+
+def _flag(columns: tuple[Column, ...], col: str) -> bool:
+    return any(c.name == col and c.number for c in columns)
+
+
+def _bare(e: Event, col: str, own: bool) -> bool:
+    """Write the value as a bare JSON number? As decoded for our own events; by type family for foreign ones
+    (OMS writes Long / BigDecimal / Double values as numbers)."""
+    c = e.column(col)
+    if c is None:
+        return False
+    if own or c.number:
+        return c.number
+    return family(c.type_name, c.jdbc_type) in NUMERIC_FAMILIES | {"bool"}
+
+
+def _primary_value(e: Event) -> str:
+    image = (e.before if e.op is Op.DELETE else e.after) or {}
+    return SEPARATOR.join(image.get(k) or "" for k in e.primary_key)
+
+
+CODEC = OmsDefaultCodec()

@@ -1,0 +1,84 @@
+"""OceanBase OMS "DefaultExtendColumnType" JSON: the Default format plus, inside each image, a ``__light_type``
+object mapping column name -> ``{"schemaType": "<OMS type>"}`` (TINYINT, INT64, DECIMAL, DATETIME, ...).
+
+Everything else is ``oms_default``; this module only reads the types into ``Column.type_name`` and writes them
+back. The images of one record normally carry the same ``__light_type``; where one differs from what the
+columns give (or is missing), it is kept verbatim in ``vendor["light_type"]``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import Any, Optional
+
+from .canal_json import literal, unliteral
+from .event import Column, Event, Position
+from .oms_default import IMAGES, ImageParts, OmsDefaultCodec
+from .types import JDBC_NAME
+
+LIGHT_TYPE = "__light_type"
+
+
+class OmsExtendColumnTypeCodec(OmsDefaultCodec):
+    name = "oms-extend-column-type"
+    description = "OMS DefaultExtendColumnType JSON: Default JSON plus __light_type column types in each image"
+    capabilities = replace(
+        OmsDefaultCodec.capabilities, typed_values=True,
+        notes="column types as OMS schemaType names; event time in whole seconds; no transaction "
+              "begin/commit markers; TRUNCATE travels as a DDL record.",
+    )
+
+    def _image_extra(self, parts: ImageParts, col: str, cell: Any, key: str, position: Position) -> bool:
+        if col != LIGHT_TYPE:
+            return False
+        if not isinstance(cell, dict):
+            raise self.error(f"{key}.{LIGHT_TYPE}", position, "expected an object of column -> {schemaType}")
+        for name, spec in cell.items():
+            schema_type = spec.get("schemaType") if isinstance(spec, dict) else None
+            if not isinstance(schema_type, str):
+                raise self.error(f"{key}.{LIGHT_TYPE}.{name}", position,
+                                 f"expected {{\"schemaType\": \"<type>\"}}, got {spec!r}")
+            parts.types[name] = schema_type
+        parts.extra[LIGHT_TYPE] = cell
+        return True
+
+    def _image_vendor(self, parts: dict[str, Optional[ImageParts]], columns: tuple[Column, ...]) -> dict:
+        derived = _light_type(columns, own=True)
+        differing = {}
+        for key in IMAGES:
+            part = parts[key]
+            if part is None:
+                continue
+            original = part.extra.get(LIGHT_TYPE)
+            if original is None or literal(original) != literal(derived):
+                differing[key] = None if original is None else literal(original)
+        vendor: dict[str, Any] = {"light_type": differing} if differing else {}
+        named = {n for p in parts.values() if p is not None for n in p.values}
+        stray = [c.name for c in columns if c.type_name is not None and c.name not in named]
+        if stray:
+            vendor["warnings"] = [f"{LIGHT_TYPE} types columns the images do not have: {stray}"]
+        return vendor
+
+    def _image_out(self, event: Event, key: str, values: dict[str, Any]) -> dict[str, Any]:
+        own = event.format == self.name
+        overrides = event.vendor.get("light_type", {}) if own else {}
+        if key in overrides:
+            if overrides[key] is None:
+                return values
+            return {**values, LIGHT_TYPE: unliteral(overrides[key])}
+        return {**values, LIGHT_TYPE: _light_type(event.columns, own)}
+
+
+def _light_type(columns: tuple[Column, ...], own: bool) -> dict[str, Any]:
+    out = {}
+    for c in columns:
+        name = c.type_name
+        if not own:
+            # foreign declarations: keep the whole type text (upper case, like OMS's names) so the family survives
+            name = name.upper() if name else JDBC_NAME.get(c.jdbc_type) if c.jdbc_type is not None else None
+        if name is not None:
+            out[c.name] = {"schemaType": name}
+    return out
+
+
+CODEC = OmsExtendColumnTypeCodec()

@@ -1,0 +1,203 @@
+"""OceanBase OMS "SharePlex" JSON: ``data`` / ``meta`` / ``key``, ``meta.op`` in ins / upd / del.
+
+INSERT and DELETE carry the whole row in ``data``. An UPDATE carries only the changed columns (new values) in
+``data`` and the values before the change in ``key``; the after image is therefore partial and columns missing
+from it stay absent (not NULL). There are no column types: ``Column.number`` keeps the bare-number rendering.
+
+Metadata: ``meta.table`` is ``{database}.{table}`` (split at the first dot); ``meta.trans`` ->
+``transaction_id``; ``sequence = (scn, seq)`` (``scn`` is OMS's time + counter sequence, ``seq`` the order
+inside it; either may be missing); ``meta.time`` (``YYYY-MM-DDTHH:mm:ss``, no zone: read as UTC) ->
+``event_time_ms``. ``rowid`` holds the key *values* but not the key names, so ``primary_key`` stays empty;
+``rowid``, ``posttime``, ``idx``, ``size`` and unknown keys are kept via ``vendor["fix"]``.
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime, timezone
+from decimal import Decimal
+from typing import Any, Optional, Sequence
+
+from . import jsontext
+from .base import Capabilities, Codec, EncodedMessage, message_key
+from .canal_json import apply_fix, derive_fix, fix_paths, int_field, render, scalar_text
+from .event import Column, EncodeError, Event, Image, Op, Position
+from .jsontext import JsonNumber
+from .oms_default import SEPARATOR, _bare
+
+OPS = {"ins": Op.INSERT, "upd": Op.UPDATE, "del": Op.DELETE}
+OP_CODES = {Op.INSERT: "ins", Op.SNAPSHOT: "ins", Op.UPDATE: "upd", Op.DELETE: "del"}
+TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
+
+
+class OmsSharePlexCodec(Codec):
+    name = "oms-shareplex"
+    vendor = "OceanBase OMS"
+    description = "OMS SharePlex JSON: data/meta/key, ops ins/upd/del, UPDATE carries changed columns only"
+    capabilities = Capabilities(
+        typed_values=False,
+        before_image="full",
+        delete_image="full",
+        ops=frozenset({Op.INSERT, Op.UPDATE, Op.DELETE}),
+        notes="UPDATE after image holds only the changed columns (the rest are absent); no column types; no "
+              "primary-key names (rowid has values only); event time in whole seconds, no zone; no DDL, "
+              "heartbeat, snapshot or transaction markers (snapshot rows are written as ins).",
+    )
+
+    # ---------------------------------------------------------------------------------------------- decode
+
+    def decode(self, raw: bytes, position: Position) -> list[Event]:
+        try:
+            msg, _repaired = jsontext.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise self.error("$", position, f"not JSON: {exc}") from None
+        if not isinstance(msg, dict):
+            raise self.error("$", position, "message is not a JSON object")
+        event = self._event(msg, position)
+        derived = self._build(event)
+        fixes = derive_fix(msg, derived, fix_paths(msg, derived, {"data", "key"}, nested=("meta",)))
+        if fixes:
+            event = event.with_(vendor={**event.vendor, "fix": fixes})
+        return [event]
+
+    def _event(self, msg: dict, position: Position) -> Event:
+        meta = msg.get("meta")
+        if not isinstance(meta, dict):
+            raise self.error("meta", position, "expected an object")
+        code = meta.get("op")
+        op = OPS.get(code) if isinstance(code, str) else None
+        if op is None:
+            raise self.error("meta.op", position, f"expected ins, upd or del, got {code!r}")
+        data, data_bare = self._image(msg.get("data"), "data", position)
+        key, key_bare = (self._image(msg.get("key"), "key", position) if op is Op.UPDATE else (None, {}))
+        if op is Op.UPDATE and key is None:
+            raise self.error("key", position, "an upd record carries the values before the change in key")
+        database, table = self._table(meta.get("table"), position)
+        before, after = {Op.INSERT: (None, data), Op.DELETE: (data, None), Op.UPDATE: (key, data)}[op]
+        columns = _columns([(data, data_bare), (key or {}, key_bare)])
+        vendor: dict[str, Any] = {}
+        flags = {c.name: c.number for c in columns}
+        deviating = [[part, col] for part, bare in (("data", data_bare), ("key", key_bare))
+                     for col, b in bare.items() if flags[col] and not b]
+        if deviating:
+            vendor["render"] = deviating
+        if key is not None:
+            stray = [c for c in data if c not in key]
+            if stray:
+                vendor["warnings"] = [f"data has columns that key does not: {stray}"]
+        return Event(
+            format=self.name, op=op, database=database, table=table, position=position,
+            before=before, after=after, columns=columns,
+            event_time_ms=self._time(meta.get("time"), position),
+            sequence=self._sequence(meta, position),
+            transaction_id=self._text(meta, "trans", position),
+            vendor=vendor,
+        )
+
+    def _image(self, value: Any, field: str, position: Position) -> tuple[Image, dict[str, bool]]:
+        if not isinstance(value, dict):
+            raise self.error(field, position, "expected an object of column values")
+        image: Image = {}
+        bare: dict[str, bool] = {}
+        for col, cell in value.items():
+            try:
+                image[col], is_number = scalar_text(cell)
+            except TypeError as exc:
+                raise self.error(f"{field}.{col}", position,
+                                 f"a column value must be a string, number or null, got {exc}") from None
+            if cell is not None:
+                bare[col] = is_number
+        return image, bare
+
+    def _table(self, value: Any, position: Position) -> tuple[Optional[str], str]:
+        if not isinstance(value, str) or not value:
+            raise self.error("meta.table", position, f"expected \"database.table\", got {value!r}")
+        database, dot, table = value.partition(".")
+        return (database, table) if dot else (None, value)
+
+    def _text(self, meta: dict, key: str, position: Position) -> Optional[str]:
+        value = meta.get(key)
+        if value is not None and not isinstance(value, str):
+            raise self.error(f"meta.{key}", position, f"expected a string, got {value!r}")
+        return value
+
+    def _time(self, value: Any, position: Position) -> Optional[int]:
+        if value is None:
+            return None
+        try:
+            moment = datetime.strptime(value, TIME_FORMAT) if isinstance(value, str) else None
+        except ValueError:
+            moment = None
+        if moment is None:
+            raise self.error("meta.time", position, f"expected YYYY-MM-DDTHH:mm:ss, got {value!r}")
+        return int(moment.replace(tzinfo=timezone.utc).timestamp()) * 1000
+
+    def _sequence(self, meta: dict, position: Position) -> tuple[Decimal, ...]:
+        parts = []
+        for key in ("scn", "seq"):
+            value = meta.get(key)
+            if value is None:
+                continue
+            number = int_field(value)
+            if number is None:
+                raise self.error(f"meta.{key}", position, f"expected an integer, got {value!r}")
+            parts.append(Decimal(number))
+        return tuple(parts)
+
+    # ---------------------------------------------------------------------------------------------- encode
+
+    def encode(self, events: Sequence[Event]) -> list[EncodedMessage]:
+        out = []
+        for e in events:
+            if e.op not in OP_CODES:
+                raise EncodeError(self.name, "meta.op", f"SharePlex JSON cannot carry a {e.op.value} event")
+            msg = self._build(e)
+            if e.format == self.name and e.vendor.get("fix"):
+                apply_fix(msg, e.vendor["fix"])
+            out.append(EncodedMessage(jsontext.dumps(msg), message_key(e), e.qualified_table, OP_CODES[e.op]))
+        return out
+
+    def _build(self, e: Event) -> dict[str, Any]:
+        own = e.format == self.name
+        render_fix = {tuple(x) for x in e.vendor.get("render", ())} if own else set()
+
+        def out(image: Image, part: str) -> dict[str, Any]:
+            return {c: render(v, _bare(e, c, own) != ((part, c) in render_fix)) for c, v in image.items()}
+
+        msg: dict[str, Any] = {"meta": self._meta(e, own)}
+        if e.op is Op.UPDATE:
+            before, after = e.before or {}, e.after or {}
+            # own events already hold just the changed columns; foreign full images are reduced to them
+            changed = after if own else {c: v for c, v in after.items() if c not in before or before[c] != v}
+            msg["data"], msg["key"] = out(changed, "data"), out(before, "key")
+        else:
+            msg["data"] = out((e.before if e.op is Op.DELETE else e.after) or {}, "data")
+        return msg
+
+    def _meta(self, e: Event, own: bool) -> dict[str, Any]:
+        qualified = f"{e.database}.{e.table}" if e.database else (e.table or "")
+        image = (e.before if e.op in (Op.DELETE, Op.UPDATE) else e.after) or {}
+        meta: dict[str, Any] = {
+            "op": OP_CODES[e.op],
+            "table": qualified,
+            "rowid": f"{qualified}-" + SEPARATOR.join(image.get(k) or "" for k in e.primary_key),
+        }
+        if e.event_time_ms is not None:
+            moment = datetime.fromtimestamp(e.event_time_ms // 1000, tz=timezone.utc).strftime(TIME_FORMAT)
+            meta["time"] = meta["posttime"] = moment
+        if e.transaction_id is not None:
+            meta["trans"] = e.transaction_id
+        seq = e.sequence
+        if seq and all(s == s.to_integral_value() for s in seq) and (len(seq) == 1 or (own and len(seq) == 2)):
+            meta["scn"] = str(int(seq[0]))
+            if len(seq) == 2:
+                meta["seq"] = JsonNumber(str(int(seq[1])))
+        return meta
+
+
+def _columns(images: list[tuple[Image, dict[str, bool]]]) -> tuple[Column, ...]:
+    names = dict.fromkeys(c for image, _ in images for c in image)
+    return tuple(Column(n, None, None, any(bare.get(n) for _, bare in images)) for n in names)
+
+
+CODEC = OmsSharePlexCodec()

@@ -1,0 +1,125 @@
+"""RAW messages -> canonical events and dead letters, in Arrow batches on the executors.
+
+Every archived record produces at least one output row: its events, or one dead-letter row carrying the raw bytes,
+position and the codec's error. Exactly one row per record has ``first_of_record`` set, which is what makes
+``records read = rows with first_of_record`` hold for the accounting.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Iterable, Iterator
+
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from cdc_codecs import DecodeError, Position, get_codec
+from cdc_codecs.records import to_record
+
+from .schemas import DECODED_ARROW, DECODED_SPARK, EVENT_FIELDS
+
+_NO_DL = {"dl_reason": None, "dl_field": None, "dl_raw": None}
+
+
+def _position(cols: dict, i: int) -> Position:
+    headers = tuple((h["key"], h["value"]) for h in cols["pos_headers"][i] or ())
+    return Position(
+        source=cols["pos_source"][i],
+        partition=cols["pos_partition"][i],
+        offset=cols["pos_offset"][i],
+        timestamp_ms=cols["pos_timestamp_ms"][i],
+        key=cols["pos_key"][i],
+        headers=headers,
+    )
+
+
+def dead_letter(fmt: str, pos: Position, raw: bytes | None, field: str, reason: str) -> dict:
+    row = dict.fromkeys(EVENT_FIELDS)
+    row.update(
+        format=fmt, pos_source=pos.source, pos_partition=pos.partition, pos_offset=pos.offset, pos_index=0,
+        pos_timestamp_ms=pos.timestamp_ms, pos_key=pos.key, pos_headers=[], fragment_index=0, fragment_total=1,
+        dl_reason=reason, dl_field=field, dl_raw=raw, first_of_record=True,
+    )
+    return row
+
+
+def decode_rows(fmt: str, cols: dict, n: int) -> list[dict]:
+    codec = get_codec(fmt)
+    rows: list[dict] = []
+    for i in range(n):
+        pos = _position(cols, i)
+        raw = cols["value"][i]
+        if raw is None:
+            rows.append(dead_letter(fmt, pos, None, "value", f"{fmt}: empty message (Kafka tombstone) at "
+                                    f"{pos.describe()}"))
+            continue
+        try:
+            events = codec.decode(raw, pos)
+            if not events:
+                raise DecodeError(fmt, "(message)", pos, "the message holds no event")
+        except DecodeError as exc:
+            rows.append(dead_letter(fmt, pos, raw, exc.field, str(exc)))
+            continue
+        except Exception as exc:  # a codec bug must not lose the record either; it is reported with its type
+            rows.append(dead_letter(fmt, pos, raw, "(message)",
+                                    f"{fmt}: field '(message)' at {pos.describe()}: {type(exc).__name__}: {exc}"))
+            continue
+        for j, event in enumerate(events):
+            rows.append(to_record(event) | _NO_DL | {"first_of_record": j == 0})
+    return rows
+
+
+def decode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    for batch in batches:
+        cols = batch.to_pydict()
+        yield pa.RecordBatch.from_pylist(decode_rows(fmt, cols, batch.num_rows), schema=DECODED_ARROW)
+
+
+def assemble_group(fmt: str, table: pa.Table) -> pa.Table:
+    """All fragments of one multi-message event (one ``fragment_key``) -> the event, or dead letters."""
+    from cdc_codecs.records import from_record
+
+    codec = get_codec(fmt)
+    rows = table.to_pylist()
+    fragments = [from_record(r) for r in rows]
+    try:
+        event = codec.assemble(fragments)
+        out = [to_record(event) | _NO_DL | {"first_of_record": False}]
+    except DecodeError as exc:
+        # Every fragment is a record of its own: each one becomes a dead letter (keeping its bytes if the codec
+        # stashed them), so the accounting still closes.
+        out = []
+        for r, f in zip(rows, fragments):
+            raw = (f.vendor or {}).get("raw_b64")
+            out.append(dead_letter(fmt, f.position, base64.b64decode(raw) if raw else None, exc.field, str(exc)))
+            out[-1]["first_of_record"] = False
+    return pa.Table.from_pylist(out, schema=DECODED_ARROW)
+
+
+def decode(raw: DataFrame, fmt: str) -> DataFrame:
+    """RAW -> DECODED. Fragments are grouped by key across all partitions and files, then assembled."""
+    get_codec(fmt)  # fail fast on the driver with "unknown format ..., did you mean ...?"
+    decoded = raw.mapInArrow(lambda it: decode_batches(fmt, it), DECODED_SPARK)
+    if not _may_fragment(fmt):
+        return decoded
+    whole = decoded.where(F.col("fragment_key").isNull())
+    # Each fragment's own record is already counted by a first_of_record marker row; keep those markers as
+    # zero-event accounting rows so the assembled event does not count twice.
+    markers = decoded.where(F.col("fragment_key").isNotNull() & F.col("first_of_record")).select(
+        *[F.lit(None).cast(f.dataType).alias(f.name) if f.name not in _MARKER_KEEP else F.col(f.name)
+          for f in DECODED_SPARK.fields]
+    ).withColumn("op", F.lit("FRAGMENT"))
+    assembled = decoded.where(F.col("fragment_key").isNotNull()).groupBy("fragment_key").applyInArrow(
+        lambda t: assemble_group(fmt, t), DECODED_SPARK)
+    return whole.unionByName(assembled).unionByName(markers)
+
+
+_MARKER_KEEP = {"format", "pos_source", "pos_partition", "pos_offset", "pos_index", "pos_timestamp_ms",
+                "first_of_record", "table_name", "fragment_key"}
+
+
+def _may_fragment(fmt: str) -> bool:
+    from cdc_codecs.base import Codec
+
+    return type(get_codec(fmt)).assemble is not Codec.assemble

@@ -1,0 +1,38 @@
+"""`cdc-replay formats`: every registered format with its capabilities (the README carries the same table)."""
+
+from __future__ import annotations
+
+import argparse
+
+from cdc_codecs.registry import FORMATS, get_codec
+
+
+def capability_rows() -> list[dict]:
+    rows = []
+    for name in sorted(FORMATS):
+        try:
+            codec = get_codec(name)
+        except ImportError as exc:
+            rows.append({"format": name, "vendor": "?", "error": f"not available: {exc}"})
+            continue
+        rows.append({"format": name, "vendor": codec.vendor, **codec.capabilities.as_dict()})
+    return rows
+
+
+def markdown_table(rows: list[dict]) -> str:
+    head = "| format | vendor | binary | typed values | before image | delete image | transactions | messages per update | notes |"
+    lines = [head, "|" + "---|" * 9]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| `{r['format']}` | {r['vendor']} | | | | | | | {r['error']} |")
+            continue
+        lines.append(
+            f"| `{r['format']}` | {r['vendor']} | {'yes' if r['binary'] else 'no'} | "
+            f"{'yes' if r['typed_values'] else 'no'} | {r['before_image']} | {r['delete_image']} | "
+            f"{'yes' if r['transactions'] else 'no'} | {r['messages_per_update']} | {r['notes']} |")
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    print(markdown_table(capability_rows()))
+    return 0

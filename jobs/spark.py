@@ -1,0 +1,35 @@
+"""One way to get a SparkSession, whether launched by spark-submit (Airflow) or by the CLI in-process."""
+
+from __future__ import annotations
+
+import os
+import sys
+
+from pyspark.sql import SparkSession
+
+DEFAULT_MASTER = "local[2]"
+
+
+def session(app_name: str = "cdc-replay") -> SparkSession:
+    builder = SparkSession.builder.appName(app_name)
+    # Under spark-submit the JVM already exists and its master is the one the Airflow connection chose; a plain
+    # `cdc-replay` run starts its own local Spark.
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        builder = (
+            builder.master(os.environ.get("CDC_REPLAY_SPARK_MASTER", DEFAULT_MASTER))
+            .config("spark.ui.enabled", "false")
+            .config("spark.ui.showConsoleProgress", "false")
+            .config("spark.sql.shuffle.partitions", os.environ.get("CDC_REPLAY_SHUFFLE_PARTITIONS", "8"))
+            .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
+            .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
+        )
+    spark = (
+        builder.config("spark.sql.session.timeZone", "UTC")
+        # Timestamps and maps are exchanged with Python workers as Arrow batches.
+        .config("spark.sql.execution.arrow.pyspark.enabled", "true")
+        .config("spark.sql.sources.partitionOverwriteMode", "static")
+        .getOrCreate()
+    )
+    spark.sparkContext.setLogLevel(os.environ.get("CDC_REPLAY_SPARK_LOG_LEVEL", "WARN"))
+    return spark

@@ -1,0 +1,1 @@
+"""Airflow plugin: verification report pages and links (filled in by the verify work)."""
