@@ -21,6 +21,11 @@ class Capabilities:
     messages_per_update: int = 1
     notes: str = ""
 
+    def carries(self, op: Op) -> bool:
+        """Whether an event with this op survives a re-encode. A format without a full-sync marker writes
+        snapshot rows as inserts (what its own producers do during a full sync)."""
+        return op in self.ops or (op is Op.SNAPSHOT and Op.INSERT in self.ops)
+
     def as_dict(self) -> dict:
         return {
             "binary": self.binary,

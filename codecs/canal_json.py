@@ -38,6 +38,11 @@ def is_json_number(text: str) -> bool:
     return bool(_JSON_NUMBER.match(text))
 
 
+def is_text(value: Any) -> bool:
+    """A JSON string (``JsonNumber`` is a ``str`` subclass, so ``isinstance(v, str)`` is not enough)."""
+    return isinstance(value, str) and not isinstance(value, JsonNumber)
+
+
 def literal(value: Any) -> str:
     """A JSON subtree as its exact JSON text (numbers verbatim), so ``event.vendor`` stays plain JSON."""
     return jsontext.dumps(value).decode()
@@ -170,7 +175,7 @@ class CanalJsonCodec(Codec):
 
     def _events(self, msg: dict, position: Position) -> list[Event]:
         kind = msg.get("type")
-        if not isinstance(kind, str):
+        if not is_text(kind):
             raise self.error("type", position, f"expected a string, got {kind!r}")
         is_ddl = msg.get("isDdl")
         if is_ddl is not None and not isinstance(is_ddl, bool):
@@ -181,7 +186,7 @@ class CanalJsonCodec(Codec):
         if es is not None and event_ms is None:
             raise self.error("es", position, f"expected epoch milliseconds, got {es!r}")
         pk = msg.get("pkNames")
-        if pk is not None and not (isinstance(pk, list) and all(isinstance(p, str) for p in pk)):
+        if pk is not None and not (isinstance(pk, list) and all(is_text(p) for p in pk)):
             raise self.error("pkNames", position, "expected a list of column names")
         common = dict(
             format=FORMAT, database=database, table=table, primary_key=tuple(pk or ()),
@@ -196,13 +201,13 @@ class CanalJsonCodec(Codec):
 
     def _name(self, msg: dict, key: str, position: Position) -> Optional[str]:
         value = msg.get(key)
-        if value is not None and not isinstance(value, str):
+        if value is not None and not is_text(value):
             raise self.error(key, position, f"expected a string, got {value!r}")
         return value
 
     def _ddl_event(self, msg: dict, kind: str, position: Position, common: dict) -> Event:
         sql = msg.get("sql")
-        if sql is not None and not isinstance(sql, str):
+        if sql is not None and not is_text(sql):
             raise self.error("sql", position, "expected the DDL statement as a string")
         op = Op.TRUNCATE if kind == "TRUNCATE" else Op.DDL
         columns = self._columns(msg, [], position)
@@ -277,7 +282,7 @@ class CanalJsonCodec(Codec):
         columns = []
         for name in names:
             type_name = mysql_types.get(name)
-            if type_name is not None and not isinstance(type_name, str):
+            if type_name is not None and not is_text(type_name):
                 raise self.error(f"mysqlType.{name}", position, f"expected a type name, got {type_name!r}")
             jdbc = sql_types.get(name)
             jdbc_type = int_field(jdbc) if jdbc is not None else None

@@ -61,6 +61,8 @@ class JsonCValues(Values):
         if not m:
             return text  # zero date or other non-instant text: nothing to convert, kept verbatim
         y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
+        if 0 in (y, mo, d):
+            return text  # MySQL zero date (0000-00-00 ...): no instant to convert, kept verbatim
         try:
             local = datetime(y, mo, d, h, mi, s, tzinfo=self.zone)
         except ValueError as exc:

@@ -25,7 +25,7 @@ from typing import Any, Optional, Sequence
 
 from . import jsontext
 from .base import Capabilities, Codec, EncodedMessage, message_key
-from .canal_json import apply_fix, derive_fix, fix_paths, int_field, render, scalar_text
+from .canal_json import apply_fix, derive_fix, fix_paths, int_field, is_text, render, scalar_text
 from .event import Column, EncodeError, Event, Image, Op, Position
 from .jsontext import JsonNumber
 from .types import NUMERIC_FAMILIES, family
@@ -129,7 +129,7 @@ class OmsDefaultCodec(Codec):
     def _meta_fields(self, meta: dict, position: Position) -> tuple[dict[str, Any], dict[str, Any]]:
         def text(key: str) -> Optional[str]:
             value = meta.get(key)
-            if value is not None and not isinstance(value, str):
+            if value is not None and not is_text(value):
                 if isinstance(value, JsonNumber) and key == "uniqueId":
                     return str(value)
                 raise self.error(f"{META}.{key}", position, f"expected a string, got {value!r}")

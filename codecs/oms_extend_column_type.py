@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional
 
-from .canal_json import literal, unliteral
+from .canal_json import is_text, literal, unliteral
 from .event import Column, Event, Position
 from .oms_default import IMAGES, ImageParts, OmsDefaultCodec
 from .types import JDBC_NAME
@@ -35,7 +35,7 @@ class OmsExtendColumnTypeCodec(OmsDefaultCodec):
             raise self.error(f"{key}.{LIGHT_TYPE}", position, "expected an object of column -> {schemaType}")
         for name, spec in cell.items():
             schema_type = spec.get("schemaType") if isinstance(spec, dict) else None
-            if not isinstance(schema_type, str):
+            if not is_text(schema_type):
                 raise self.error(f"{key}.{LIGHT_TYPE}.{name}", position,
                                  f"expected {{\"schemaType\": \"<type>\"}}, got {spec!r}")
             parts.types[name] = schema_type

@@ -20,7 +20,7 @@ from typing import Any, Optional, Sequence
 
 from . import jsontext
 from .base import Capabilities, Codec, EncodedMessage, message_key
-from .canal_json import apply_fix, derive_fix, fix_paths, int_field, render, scalar_text
+from .canal_json import apply_fix, derive_fix, fix_paths, int_field, is_text, render, scalar_text
 from .event import Column, EncodeError, Event, Image, Op, Position
 from .jsontext import JsonNumber
 from .oms_default import SEPARATOR, _bare
@@ -110,14 +110,14 @@ class OmsSharePlexCodec(Codec):
         return image, bare
 
     def _table(self, value: Any, position: Position) -> tuple[Optional[str], str]:
-        if not isinstance(value, str) or not value:
+        if not is_text(value) or not value:
             raise self.error("meta.table", position, f"expected \"database.table\", got {value!r}")
         database, dot, table = value.partition(".")
         return (database, table) if dot else (None, value)
 
     def _text(self, meta: dict, key: str, position: Position) -> Optional[str]:
         value = meta.get(key)
-        if value is not None and not isinstance(value, str):
+        if value is not None and not is_text(value):
             raise self.error(f"meta.{key}", position, f"expected a string, got {value!r}")
         return value
 
@@ -125,7 +125,7 @@ class OmsSharePlexCodec(Codec):
         if value is None:
             return None
         try:
-            moment = datetime.strptime(value, TIME_FORMAT) if isinstance(value, str) else None
+            moment = datetime.strptime(value, TIME_FORMAT) if is_text(value) else None
         except ValueError:
             moment = None
         if moment is None:

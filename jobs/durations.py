@@ -13,7 +13,7 @@ _ISO = re.compile(r"P(?:(\d+(?:\.\d+)?)W)?(?:(\d+(?:\.\d+)?)D)?"
                   r"(?:T(?:(\d+(?:\.\d+)?)H)?(?:(\d+(?:\.\d+)?)M)?(?:(\d+(?:\.\d+)?)S)?)?")
 
 
-def parse_duration_ms(text: Optional[str], option: str = "--lookback") -> int:
+def parse_duration(text: Optional[str], option: str = "--lookback") -> int:
     """Units ms, s, m (minutes), h, d, w, combinable ("1h30m"), or ISO-8601 ("PT1H30M", "P1D"). A bare "0"
     is zero; other bare numbers are refused because "90" could mean seconds or minutes."""
     if text is None:
@@ -38,3 +38,6 @@ def parse_duration_ms(text: Optional[str], option: str = "--lookback") -> int:
         raise UsageError(f"{option}: '{text}' is not a duration; use a number with a unit: ms, s, m, h, d, w "
                          f"(e.g. 30m, 1h, 1d, 1h30m)")
     return round(total)
+
+
+parse_duration_ms = parse_duration

@@ -12,7 +12,7 @@ from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from cdc_codecs import get_codec
+from cdc_codecs import Op, get_codec
 
 from .accounting import checkpoint, summarise, summarise_encoded
 from .atomic import staged_output
@@ -45,6 +45,17 @@ def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | N
     for f in frames[1:]:
         out = out.unionByName(f)
     return out
+
+
+def not_carried(summary: dict, carried: list[str]) -> dict[str, int]:
+    """Events the target format has no way to express (e.g. heartbeats in Canal), per op: left out on purpose
+    and reported, never dropped silently."""
+    out: dict[str, int] = {}
+    for ops in [*summary["events"].values(), summary["control"]]:
+        for op, n in ops.items():
+            if op not in carried:
+                out[op] = out.get(op, 0) + n
+    return dict(sorted(out.items()))
 
 
 def _write_json(path: Path, value: Any) -> None:
@@ -86,12 +97,14 @@ def run(args: argparse.Namespace) -> int:
             counts = {"format": codec.name, "to_format": args.to_format,
                       "window": {"since_ms": since_ms, "until_ms": until_ms}, "tables": patterns, **summary}
             if target is not None:
-                events = spark.read.parquet(str(stage / "events"))
+                carried = [op.value for op in Op if target.capabilities.carries(op)]
+                events = spark.read.parquet(str(stage / "events")).where(F.col("op").isin(carried))
                 partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
                 encoded = encode(events, target.name, partitions).persist(StorageLevel.MEMORY_AND_DISK)
                 encoded.select("line").write.text(str(stage / "encoded"))
                 _name_encoded_files(stage / "encoded", target.capabilities.binary)
-                counts["encoded"] = {"format": target.name, **summarise_encoded(encoded)}
+                counts["encoded"] = {"format": target.name, **summarise_encoded(encoded),
+                                     "not_carried": not_carried(summary, carried)}
                 if args.sink:
                     from .kafka_config import load_client_config
                     from .kafka_sink import write_kafka
@@ -115,4 +128,7 @@ def print_summary(out: str, counts: dict) -> None:
           f"{counts['dead_letters']} dead letters, {sum(counts['filtered_out'].values())} outside window/tables "
           f"-> {out}")
     if counts.get("encoded"):
-        print(f"re-encoded as {counts['encoded']['format']}: {counts['encoded']['messages']} messages")
+        enc = counts["encoded"]
+        skipped = ", ".join(f"{n} {op}" for op, n in enc["not_carried"].items())
+        print(f"re-encoded as {enc['format']}: {enc['messages']} messages"
+              + (f" ({skipped} left out: {enc['format']} cannot carry them)" if skipped else ""))

@@ -1,0 +1,890 @@
+"""OceanBase OMS data subscription, Avro ``AvroRecord`` (schema: ``schemas/oms.AvroRecord.avsc``).
+
+One Kafka message is one schemaless-Avro ``AvroRecord``: a row change (INSERT/UPDATE/DELETE, images are arrays
+of typed ``ColumnValue`` positional to ``fields``), a DDL (``sql``), or a BEGIN/COMMIT/HEARTBEAT marker.
+
+Values: each ``ColumnValue`` has a ``type_info`` (the Avro DataType of the column) and a ``value`` union
+(int/long/float/double/bytes/string or a record such as ``DecimalObject``/``DateTimeObject``). They become
+canonical text (see ``event.py``) and ``Column.type_name`` is the DataType, decorated where the value says more
+(``DECIMAL(p,s)``, ``BIT(n)``, ``TIMESTAMP WITH TIME ZONE``) so ``types.family`` types it right. The documented
+``dataTypeNumber`` has no documented numbering, so it is kept in ``vendor`` and never guessed into ``jdbc_type``.
+
+Lossless re-encode: the encoder derives every ColumnValue from (type, text, per-column spec such as a charset);
+at decode time each value is compared with that derivation and only values that differ are kept verbatim in
+``vendor["raw"]`` (re-used on encode only while the canonical text is unchanged).
+
+Shards: a record too large for one message is split. Decision (the document only names the fields): every
+shard repeats the header fields with ``beforeImages``/``afterImages`` null; ``beforeImageBytes`` (resp.
+``afterImageBytes``) of all shards concatenated in ``index`` order is the Avro binary encoding of the image
+array (``array<ColumnValue>``; no bytes at all = null image). ``index`` is 0-based (1-based accepted when the
+indexes are exactly 1..total). Each shard decodes to a fragment Event (``fragment_key`` = record ``id``);
+``assemble`` joins them. See ``tests/fixtures/oms-avro/NOTES.md``.
+
+This module also holds the Avro helpers shared with ``dts_avro`` (schema loading, time and float text).
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import copy
+import io
+import json
+import math
+import re
+import struct
+from dataclasses import replace
+from datetime import datetime, timedelta, timezone, tzinfo
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+from typing import Any, Mapping, Optional, Sequence
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+
+import fastavro
+
+from .base import Capabilities, Codec, EncodedMessage, message_key
+from .event import Column, DecodeError, EncodeError, Event, Image, Op, Position
+from .types import decimal_precision_scale, family
+
+SCHEMA_DIR = Path(__file__).parent / "schemas"
+
+# ==============================================================================================================
+# Shared Avro helpers (also used by dts_avro)
+
+_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
+
+
+def avro_dumps(schema: Any, datum: Any) -> bytes:
+    """Schemaless Avro binary. Union branches may be forced with fastavro's tuple notation ``(name, value)``."""
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, schema, datum)
+    return buf.getvalue()
+
+
+def avro_loads(schema: Any, raw: bytes) -> tuple[Any, int]:
+    """Read one datum; returns it and the number of bytes consumed. Values of unions with several named types
+    come back as ``(full name, value)`` so records of identical shape (DTS BinaryObject/BinaryGeometry) stay
+    distinguishable and are written back to the same branch."""
+    buf = io.BytesIO(raw)
+    datum = fastavro.schemaless_reader(buf, schema, None, return_named_type=True,
+                                       return_named_type_override=True)
+    return datum, buf.tell()
+
+
+def short_name(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def to_jsonable(value: Any) -> Any:
+    """An Avro datum as plain JSON for ``event.vendor``: bytes, floats (NaN!) and union tuples are tagged."""
+    if isinstance(value, (bytes, bytearray)):
+        return {"$bytes": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        return {"$float": double_text(value)}
+    if isinstance(value, tuple):
+        return {"$type": value[0], "$value": to_jsonable(value[1])}
+    if isinstance(value, dict):
+        body = {k: to_jsonable(v) for k, v in value.items()}
+        return {"$dict": body} if any(k.startswith("$") for k in value) else body
+    if isinstance(value, list):
+        return [to_jsonable(v) for v in value]
+    raise TypeError(f"not an Avro datum value: {type(value).__name__}")
+
+
+def from_jsonable(value: Any) -> Any:
+    if isinstance(value, list):
+        return [from_jsonable(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if set(value) == {"$bytes"}:
+        return base64.b64decode(value["$bytes"])
+    if set(value) == {"$float"}:
+        return parse_float(value["$float"])
+    if set(value) == {"$type", "$value"}:
+        return (value["$type"], from_jsonable(value["$value"]))
+    if set(value) == {"$dict"}:
+        return {k: from_jsonable(v) for k, v in value["$dict"].items()}
+    return {k: from_jsonable(v) for k, v in value.items()}
+
+
+def comparable(value: Any) -> Any:
+    """What a datum looks like after an Avro write+read: primitive branch names vanish, a ``float`` branch
+    rounds to 32 bits, NaN compares equal to itself."""
+    if isinstance(value, tuple):
+        name, inner = value
+        if name == "float" and isinstance(inner, float):
+            return comparable(struct.unpack("<f", struct.pack("<f", inner))[0])
+        if name in _PRIMITIVES:
+            return comparable(inner)
+        return (name, comparable(inner))
+    if isinstance(value, float):
+        return ("NaN",) if math.isnan(value) else value
+    if isinstance(value, dict):
+        return {k: comparable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [comparable(v) for v in value]
+    if isinstance(value, bytearray):
+        return bytes(value)
+    return value
+
+
+# --- float text ------------------------------------------------------------------------------------------------
+
+def double_text(x: float) -> str:
+    """Shortest text that reads back to the same double (Java spellings for the non-finite values)."""
+    if math.isnan(x):
+        return "NaN"
+    if math.isinf(x):
+        return "Infinity" if x > 0 else "-Infinity"
+    return repr(x)
+
+
+def is_float32(x: float) -> bool:
+    if math.isnan(x) or math.isinf(x):
+        return True
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0] == x
+    except OverflowError:
+        return False
+
+
+def float32_text(x: float) -> str:
+    """Shortest text that reads back to the same 32-bit float (1.2222f is 1.2222, not 1.2222000360488892)."""
+    if math.isnan(x) or math.isinf(x):
+        return double_text(x)
+    for digits in range(1, 10):
+        text = "%.*g" % (digits, x)
+        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == x:
+            return repr(float(text))
+    return repr(x)
+
+
+def parse_float(text: str) -> float:
+    t = text.strip()
+    if not re.fullmatch(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|NaN|nan|[Ii]nfinity|inf)", t):
+        raise ValueError(f"not a floating point number: {text!r}")
+    return float(t)
+
+
+# --- integers --------------------------------------------------------------------------------------------------
+
+_INT = re.compile(r"[+-]?\d+\Z")
+INT32 = (-(2 ** 31), 2 ** 31 - 1)
+INT64 = (-(2 ** 63), 2 ** 63 - 1)
+
+
+def parse_int(text: str) -> int:
+    if not _INT.match(text):
+        raise ValueError(f"not an integer: {text!r}")
+    return int(text)
+
+
+def fits(n: int, bounds: tuple[int, int]) -> bool:
+    return bounds[0] <= n <= bounds[1]
+
+
+# --- dates and times -------------------------------------------------------------------------------------------
+
+_FRACTION = r"(?:\.(\d{1,9}))?"
+DATE_RE = re.compile(r"(-?\d{1,4})-(\d{1,2})-(\d{1,2})\Z")
+TIME_RE = re.compile(r"(-)?(\d{1,3}):(\d{1,2}):(\d{1,2})" + _FRACTION + r"\Z")
+DATETIME_RE = re.compile(r"(-?\d{1,4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{1,2}):(\d{1,2})" + _FRACTION + r"\Z")
+EPOCH_RE = re.compile(r"(-)?(\d+)" + _FRACTION + r"\Z")
+_OFFSET_RE = re.compile(r"(?:GMT|UTC)?([+-])(\d{1,2}):?(\d{2})\Z")
+_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=timezone.utc)
+
+
+def fraction(nanos: int) -> str:
+    """".123" for 123000000 ns; "" for 0. Trailing zeros carry no information in a nanosecond count."""
+    if not 0 <= nanos < 10 ** 9:
+        raise ValueError(f"fraction of a second out of range: {nanos} ns")
+    return "" if nanos == 0 else "." + f"{nanos:09d}".rstrip("0")
+
+
+def fraction_nanos(digits: Optional[str]) -> int:
+    return int((digits or "").ljust(9, "0") or "0")
+
+
+def date_text(year: int, month: int, day: int) -> str:
+    sign = "-" if year < 0 else ""
+    return f"{sign}{abs(year):04d}-{month:02d}-{day:02d}"
+
+
+def time_text(hours: int, minutes: int, seconds: int, nanos: int, negative: bool = False) -> str:
+    sign = "-" if negative else ""
+    return f"{sign}{hours:02d}:{minutes:02d}:{seconds:02d}{fraction(nanos)}"
+
+
+def parse_date(text: str) -> tuple[int, int, int]:
+    m = DATE_RE.match(text)
+    if not m:
+        raise ValueError(f"not a date (YYYY-MM-DD): {text!r}")
+    return int(m.group(1)), int(m.group(2)), int(m.group(3))
+
+
+def parse_time(text: str) -> tuple[bool, int, int, int, int]:
+    m = TIME_RE.match(text)
+    if not m:
+        raise ValueError(f"not a time (HH:MM:SS[.f]): {text!r}")
+    return bool(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), fraction_nanos(m.group(5))
+
+
+def parse_datetime(text: str) -> tuple[int, int, int, int, int, int, int]:
+    m = DATETIME_RE.match(text)
+    if not m:
+        raise ValueError(f"not a datetime (YYYY-MM-DD HH:MM:SS[.f]): {text!r}")
+    return (*(int(g) for g in m.groups()[:6]), fraction_nanos(m.group(7)))  # type: ignore[return-value]
+
+
+def epoch_text(seconds: int, nanos: int) -> str:
+    """Epoch seconds + nanoseconds (nanos >= 0, as Avro producers store negative instants) -> "-0.5"."""
+    total = seconds * 10 ** 9 + nanos
+    whole, frac = divmod(abs(total), 10 ** 9)
+    return ("-" if total < 0 else "") + str(whole) + fraction(frac)
+
+
+def parse_epoch(text: str) -> tuple[int, int]:
+    """"1606233662.012345" -> (1606233662, 12345000); "-0.5" -> (-1, 500000000)."""
+    m = EPOCH_RE.match(text)
+    if not m:
+        raise ValueError(f"not epoch seconds: {text!r}")
+    total = int(m.group(2)) * 10 ** 9 + fraction_nanos(m.group(3))
+    return divmod(-total if m.group(1) else total, 10 ** 9)
+
+
+@lru_cache(maxsize=256)
+def zone(name: str) -> tzinfo:
+    """A zone id (Asia/Shanghai), an offset (+08:00, GMT+8:00) or Z/UTC/GMT."""
+    if name in ("Z", "UTC", "GMT"):
+        return timezone.utc
+    m = _OFFSET_RE.match(name)
+    if m:
+        delta = timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
+        return timezone(-delta if m.group(1) == "-" else delta)
+    try:
+        return ZoneInfo(name)
+    except (ZoneInfoNotFoundError, ValueError) as exc:
+        raise ValueError(f"unknown time zone {name!r}") from exc
+
+
+def split_zoned(text: str) -> tuple[str, str]:
+    """"2020-11-25 08:01:02.5 Asia/Shanghai" -> ("2020-11-25 08:01:02.5", "Asia/Shanghai")."""
+    local, sep, zone_name = text.rpartition(" ")
+    if not sep or not DATETIME_RE.match(local):
+        raise ValueError(f"not a zoned timestamp (YYYY-MM-DD HH:MM:SS[.f] ZONE): {text!r}")
+    return local, zone_name
+
+
+def zoned_from_epoch(seconds: int, nanos: int, zone_name: str) -> str:
+    local = (_EPOCH_UTC + timedelta(seconds=seconds)).astimezone(zone(zone_name))
+    return (f"{date_text(local.year, local.month, local.day)} "
+            f"{time_text(local.hour, local.minute, local.second, nanos)} {zone_name}")
+
+
+def epoch_from_zoned(text: str) -> tuple[int, int, str]:
+    """The instant of a zoned text (fold=0 in a DST overlap; the decoder keeps the raw value when that is
+    not the instant it read)."""
+    local, zone_name = split_zoned(text)
+    y, mo, d, h, mi, s, nanos = parse_datetime(local)
+    delta = datetime(y, mo, d, h, mi, s, tzinfo=zone(zone_name)) - _EPOCH_UTC
+    return delta.days * 86400 + delta.seconds, nanos, zone_name
+
+
+def b64(data: bytes) -> str:
+    return base64.b64encode(data).decode()
+
+
+def unb64(text: str) -> bytes:
+    try:
+        return base64.b64decode(text, validate=True)
+    except (binascii.Error, ValueError) as exc:
+        raise ValueError(f"binary value is not base64: {text[:40]!r}") from exc
+
+
+def enum_defines(type_name: Optional[str]) -> Optional[list[str]]:
+    """``enum('a','b')`` -> ["a", "b"] (SQL quoting with doubled quotes)."""
+    if not type_name:
+        return None
+    m = re.match(r"\s*(enum|set)\s*\((.*)\)\s*\Z", type_name, re.I | re.S)
+    if not m:
+        return None
+    return [s.replace("''", "'") for s in re.findall(r"'((?:[^']|'')*)'", m.group(2))]
+
+
+# ==============================================================================================================
+# OMS AvroRecord
+
+NS = "com.xxx.oms.xxx.xxx.avro"  # as published (the vendor redacted its package name)
+_RAW_SCHEMA = json.loads((SCHEMA_DIR / "oms.AvroRecord.avsc").read_text())
+SCHEMA = fastavro.parse_schema(copy.deepcopy(_RAW_SCHEMA))
+# The image arrays on their own: what beforeImageBytes/afterImageBytes carry when a record is sharded.
+IMAGE_SCHEMA = fastavro.parse_schema(
+    copy.deepcopy(next(f for f in _RAW_SCHEMA["fields"] if f["name"] == "beforeImages")["type"][1]))
+
+DATA_TYPES = ("NULL", "INTEGER", "LONG", "FLOAT", "DOUBLE", "DECIMAL", "STRING", "BINARY", "TIMESTAMP", "DATE",
+              "TIME", "DATETIME", "BOOLEAN", "BIT", "GEOMETRY", "RAW", "ENUM", "SET", "ARRAY", "VECTOR",
+              "SPARSE_VECTOR", "ROARINGBITMAP", "MAP")
+_OPS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, "DDL": Op.DDL, "BEGIN": Op.BEGIN,
+        "COMMIT": Op.COMMIT, "HEARTBEAT": Op.HEARTBEAT}
+_OP_OUT = {Op.SNAPSHOT: "INSERT", Op.TRUNCATE: "DDL", **{v: k for k, v in _OPS.items()}}
+_GEOMETRY_NAMES = {"GEOMETRY", "POINT", "LINESTRING", "POLYGON", "MULTIPOINT", "MULTILINESTRING", "MULTIPOLYGON",
+                   "GEOMETRYCOLLECTION", "SDO_GEOMETRY"}
+_SMALL_INTS = {"INTEGER", "INT", "TINYINT", "SMALLINT", "MEDIUMINT", "YEAR", "INT2", "INT4", "SMALLSERIAL",
+               "SERIAL", "BOOL", "BOOLEAN"}
+_FAMILY_NUMBER = {"int": -5, "decimal": 3, "float": 8, "bit": -7, "bool": 16, "binary": -3, "date": 91,
+                  "time": 92, "datetime": 93, "timestamp": 93, "zoned": 2014}
+_HEADER_KEYS = ("version", "txind", "position", "source", "tags", "ukIndexes")
+
+
+def _rec(short: str, body: dict) -> tuple[str, dict]:
+    return (f"{NS}.{short}", body)
+
+
+def _base_word(type_name: Optional[str]) -> str:
+    m = re.match(r"\s*([A-Za-z_]+)", type_name or "")
+    return m.group(1).upper() if m else ""
+
+
+def data_type(type_name: Optional[str], jdbc_type: Optional[int] = None) -> str:
+    """The OMS DataType for a declared column type: this codec's own names map to themselves, other vendors'
+    types go by family (``types.family``) so text is encoded the way it is meant."""
+    base = _base_word(type_name)
+    fam = family(type_name, jdbc_type)
+    if base in _GEOMETRY_NAMES:
+        return "GEOMETRY"
+    if fam == "int":
+        unsigned = "UNSIGNED" in (type_name or "").upper()
+        return "INTEGER" if base in _SMALL_INTS and not (unsigned and base in ("INT", "INTEGER")) else "LONG"
+    simple = {"decimal": "DECIMAL", "bit": "BIT", "bool": "BOOLEAN", "date": "DATE", "time": "TIME",
+              "datetime": "DATETIME", "timestamp": "TIMESTAMP", "zoned": "TIMESTAMP", "json": "STRING"}
+    if fam in simple:
+        return simple[fam]
+    if fam == "float":
+        return "FLOAT" if base in ("FLOAT", "BINARY_FLOAT", "FLOAT4") else "DOUBLE"
+    if fam == "binary":
+        return base if base in ("RAW", "ROARINGBITMAP") else "BINARY"
+    return base if base in DATA_TYPES else "STRING"
+
+
+# --- values ----------------------------------------------------------------------------------------------------
+
+def value_text(type_info: str, value: Any) -> Optional[str]:
+    """A ColumnValue.value -> canonical text. Raises ValueError naming what is wrong."""
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return float32_text(value) if type_info == "FLOAT" and is_float32(value) else double_text(value)
+    if isinstance(value, (bytes, bytearray)):
+        return b64(bytes(value))
+    if isinstance(value, str):
+        return value
+    name, rec = value
+    kind = short_name(name)
+    if kind in ("StringObject", "DecimalObject", "EnumSetValue"):
+        return rec["value"]
+    if kind == "DateObject":
+        return date_text(rec["year"], rec["month"], rec["day"])
+    if kind == "TimeObject":
+        return time_text(rec["hours"], rec["minutes"], rec["seconds"], rec["nanos"], rec["negative"])
+    if kind == "DateTimeObject":
+        return (f"{date_text(rec['year'], rec['month'], rec['day'])} "
+                f"{time_text(rec['hours'], rec['minutes'], rec['seconds'], rec['nanos'])}")
+    if kind == "TimestampObject":
+        if rec["timezone"] is None:
+            return epoch_text(rec["seconds"], rec["nanos"])
+        return zoned_from_epoch(rec["seconds"], rec["nanos"], rec["timezone"])
+    if kind == "BitObject":
+        bits = rec["value"]
+        if not re.fullmatch(r"[01]+", bits):
+            raise ValueError(f"BitObject.value is not a string of 0/1 digits: {bits!r}")
+        return str(int(bits, 2))
+    if kind == "GeometryValue":
+        return b64(rec["wkb"])
+    raise ValueError(f"unexpected value type {name}")
+
+
+def column_type_name(type_info: str, value: Any) -> str:
+    """``Column.type_name`` from a ColumnValue: the DataType, decorated where the value carries more."""
+    if isinstance(value, tuple):
+        kind, rec = short_name(value[0]), value[1]
+        if type_info == "DECIMAL" and kind == "DecimalObject":
+            return f"DECIMAL({rec['precision']},{rec['scale']})"
+        if type_info == "BIT" and kind == "BitObject":
+            return f"BIT({rec['bit_length']})"
+        if type_info == "TIMESTAMP" and kind == "TimestampObject" and rec["timezone"] is not None:
+            return "TIMESTAMP WITH TIME ZONE"
+    return type_info
+
+
+def column_spec(value: Any) -> dict:
+    """Per-column attributes the canonical text does not hold (charset, ENUM members, SRID)."""
+    if not isinstance(value, tuple):
+        return {}
+    kind, rec = short_name(value[0]), value[1]
+    if kind == "StringObject":
+        return {"charset": rec["charsetName"]}
+    if kind == "EnumSetValue" and rec["defines"] is not None:
+        return {"defines": rec["defines"]}
+    if kind == "GeometryValue":
+        return {"srid": rec["srid"]}
+    return {}
+
+
+def column_value(column: Column, spec: Mapping[str, Any], text: Optional[str]) -> dict:
+    """Canonical text -> ColumnValue (the derivation the decoder compares against)."""
+    dt = data_type(column.type_name, column.jdbc_type)
+    if text is None:
+        return {"type_info": dt, "value": None}
+    return {"type_info": "STRING" if dt == "NULL" else dt, "value": _typed_value(dt, column, spec, text)}
+
+
+def _typed_value(dt: str, column: Column, spec: Mapping[str, Any], text: str) -> Any:
+    if dt in ("INTEGER", "LONG"):
+        n = parse_int(text)
+        if dt == "INTEGER" and fits(n, INT32):
+            return ("int", n)
+        return ("long", n) if fits(n, INT64) else ("string", text)  # unsigned 64-bit: see NOTES.md
+    if dt in ("FLOAT", "DOUBLE"):
+        return (dt.lower(), parse_float(text))
+    if dt == "DECIMAL":
+        ps = decimal_precision_scale(column.type_name) or _decimal_shape(text)
+        return _rec("DecimalObject", {"precision": ps[0], "scale": ps[1], "value": text})
+    if dt in ("BINARY", "RAW", "ROARINGBITMAP"):
+        return ("bytes", unb64(text))
+    if dt == "TIMESTAMP":
+        if EPOCH_RE.match(text):
+            seconds, nanos = parse_epoch(text)
+            return _rec("TimestampObject", {"seconds": seconds, "nanos": nanos, "timezone": None})
+        seconds, nanos, zone_name = epoch_from_zoned(text)
+        return _rec("TimestampObject", {"seconds": seconds, "nanos": nanos, "timezone": zone_name})
+    if dt == "DATE":
+        y, m, d = parse_date(text)
+        return _rec("DateObject", {"year": y, "month": m, "day": d})
+    if dt == "TIME":
+        neg, h, mi, s, ns = parse_time(text)
+        return _rec("TimeObject", {"negative": neg, "hours": h, "minutes": mi, "seconds": s, "nanos": ns})
+    if dt == "DATETIME":
+        y, mo, d, h, mi, s, ns = parse_datetime(text)
+        return _rec("DateTimeObject", {"year": y, "month": mo, "day": d, "hours": h, "minutes": mi,
+                                       "seconds": s, "nanos": ns})
+    if dt == "BOOLEAN":
+        return ("boolean", _parse_bool(text))
+    if dt == "BIT":
+        n = parse_int(text)
+        ps = decimal_precision_scale(column.type_name)
+        length = ps[0] if ps else max(1, n.bit_length())
+        return _rec("BitObject", {"bit_length": length, "value": format(n, "b").zfill(length)})
+    if dt in ("ENUM", "SET"):
+        defines = spec.get("defines", enum_defines(column.type_name))
+        return _rec("EnumSetValue", {"value": text, "defines": defines})
+    if dt == "GEOMETRY":
+        try:
+            wkb = unb64(text)
+        except ValueError:
+            return ("string", text)  # WKT from a text format: kept as text
+        return _rec("GeometryValue", {"srid": spec.get("srid", 0), "wkb": wkb})
+    if "charset" in spec:
+        return _rec("StringObject", {"charsetName": spec["charset"], "value": text})
+    return ("string", text)
+
+
+def _parse_bool(text: str) -> bool:
+    t = text.strip().lower()
+    if t in ("true", "1", "t"):
+        return True
+    if t in ("false", "0", "f"):
+        return False
+    raise ValueError(f"not a boolean: {text!r}")
+
+
+def _decimal_shape(text: str) -> tuple[int, int]:
+    """Precision and scale of a decimal literal when the declared type does not say."""
+    try:
+        sign, digits, exp = Decimal(text).as_tuple()
+    except Exception as exc:  # decimal.InvalidOperation
+        raise ValueError(f"not a decimal: {text!r}") from exc
+    if not isinstance(exp, int):
+        raise ValueError(f"not a finite decimal: {text!r}")
+    scale = max(0, -exp)
+    return max(len(digits) + max(exp, 0), scale, 1), scale
+
+
+# --- the codec -------------------------------------------------------------------------------------------------
+
+class OmsAvroCodec(Codec):
+    name = "oms-avro"
+    vendor = "OceanBase OMS"
+    description = "OceanBase data subscription AvroRecord (typed ColumnValue unions, sharded large records)"
+    capabilities = Capabilities(
+        binary=True,
+        typed_values=True,
+        before_image="full",
+        delete_image="full",
+        ops=frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL, Op.BEGIN, Op.COMMIT, Op.HEARTBEAT}),
+        transactions=True,
+        notes="Images are positional to fields: every column or none (no 'not present'). No snapshot marker "
+              "(SNAPSHOT encodes as INSERT), TRUNCATE encodes as DDL. timestamp is whole seconds. Column types "
+              "are the Avro DataTypes (declared source types are not carried). Large records are split into "
+              "shards (total/index), reassembled by assemble().",
+    )
+
+    def __init__(self, max_message_size: Optional[int] = None):
+        # When set, encode() splits a record whose message would be larger into shards.
+        self.max_message_size = max_message_size
+
+    # ---------------------------------------------------------------------------------------------- decode
+
+    def decode(self, raw: bytes, position: Position) -> list[Event]:
+        datum = self._read(raw, position)
+        total, index = datum["total"], datum["index"]
+        if datum["beforeImageBytes"] or datum["afterImageBytes"] or total > 1:
+            fragment = self._fragment(datum, position)
+            return [fragment] if total > 1 else [self.assemble([fragment])]
+        event = self._event(datum, position)
+        if (total, index) != (-1, -1):
+            event = event.with_(vendor={**event.vendor, "total_index": [total, index]})
+        return [event]
+
+    def _read(self, raw: bytes, position: Position) -> dict:
+        try:
+            datum, used = avro_loads(SCHEMA, bytes(raw))
+        except Exception as exc:  # fastavro raises EOFError, UnicodeDecodeError, IndexError...
+            raise self.error("AvroRecord", position, f"not a readable AvroRecord: {type(exc).__name__}: {exc}")
+        if used != len(raw):
+            raise self.error("AvroRecord", position, f"{len(raw) - used} bytes left after the record")
+        return datum
+
+    def _event(self, datum: dict, position: Position) -> Event:
+        op_name = datum["operation"]
+        if op_name is None:
+            raise self.error("operation", position, "operation is null")
+        op = _OPS[op_name]
+        columns, numbers = self._columns(datum, position)
+        names = [c.name for c in columns]
+        images: dict[str, Optional[list]] = {"before": datum["beforeImages"], "after": datum["afterImages"]}
+        for side, image in images.items():
+            if image is not None and len(image) not in (0, len(names)):
+                raise self.error(f"{side}Images", position,
+                                 f"{len(image)} values for {len(names)} fields")
+        columns, specs = self._column_types(columns, images)
+        vendor: dict[str, Any] = {k: datum[k] for k in _HEADER_KEYS if datum[k] is not None}
+        vendor["fields"] = numbers
+        if datum["pkIndexes"] is not None:
+            vendor["pkIndexes"] = datum["pkIndexes"]
+        if datum["sql"] is not None and op is not Op.DDL:
+            vendor["sql"] = datum["sql"]
+        if specs:
+            vendor["specs"] = specs
+        converted: dict[str, Optional[Image]] = {}
+        raw_values: dict[str, dict] = {}
+        for side, image in images.items():
+            converted[side], kept = self._image(side, image, columns, specs, position)
+            if kept:
+                raw_values[side] = kept
+        if raw_values:
+            vendor["raw"] = raw_values
+        ts = datum["timestamp"]
+        return Event(
+            format=self.name, op=op, database=datum["schemaName"], table=datum["tableName"],
+            position=position, before=converted["before"], after=converted["after"], columns=columns,
+            primary_key=self._primary_key(datum, names, position),
+            event_time_ms=None if ts is None else ts * 1000, sequence=(Decimal(datum["id"]),),
+            transaction_id=datum["xid"], ddl=datum["sql"] if op is Op.DDL else None, vendor=vendor)
+
+    def _columns(self, datum: dict, position: Position) -> tuple[list[Column], Optional[list[int]]]:
+        fields = datum["fields"]
+        if fields is None:
+            if datum["beforeImages"] or datum["afterImages"]:
+                raise self.error("fields", position, "row images without fields")
+            return [], None
+        names = [f["name"] for f in fields]
+        if len(set(names)) != len(names):
+            raise self.error("fields", position, f"duplicate column names in {names}")
+        return [Column(n) for n in names], [f["dataTypeNumber"] for f in fields]
+
+    def _column_types(self, columns: list[Column], images: Mapping[str, Optional[list]]
+                      ) -> tuple[tuple[Column, ...], dict]:
+        """type_name from the first value whose type_info is not NULL (after image first), spec likewise."""
+        out, specs = [], {}
+        for i, col in enumerate(columns):
+            values = [img[i] for img in (images["after"], images["before"]) if img]
+            typed = next((v for v in values if v["type_info"] != "NULL" and v["value"] is not None),
+                         next((v for v in values if v["type_info"] != "NULL"), None))
+            type_name = column_type_name(typed["type_info"], typed["value"]) if typed else "NULL"
+            present = next((v for v in values if v["value"] is not None), None)
+            spec = column_spec(present["value"]) if present else {}
+            if spec:
+                specs[col.name] = spec
+            out.append(replace(col, type_name=type_name))
+        return tuple(out), specs
+
+    def _image(self, side: str, image: Optional[list], columns: Sequence[Column], specs: Mapping[str, dict],
+               position: Position) -> tuple[Optional[Image], dict]:
+        """ColumnValues -> canonical image, plus the raw values the encoder would not derive identically."""
+        if image is None:
+            return None, {}
+        out: Image = {}
+        kept: dict[str, Any] = {}
+        for i, cv in enumerate(image):
+            col = columns[i]
+            try:
+                text = value_text(cv["type_info"], cv["value"])
+            except (ValueError, KeyError, OverflowError) as exc:
+                raise self.error(f"{side}Images[{i}].value", position, f"column {col.name}: {exc}")
+            out[col.name] = text
+            try:
+                derived = column_value(col, specs.get(col.name, {}), text)
+            except ValueError:
+                derived = None
+            if derived is None or comparable(derived) != comparable(cv):
+                kept[col.name] = to_jsonable(cv)
+        return out, kept
+
+    def _primary_key(self, datum: dict, names: list[str], position: Position) -> tuple[str, ...]:
+        """pkIndexes; a table with only unique keys is keyed by its first unique key (see NOTES.md)."""
+        pk, field = datum["pkIndexes"], "pkIndexes"
+        if not pk and datum["ukIndexes"]:
+            pk, field = datum["ukIndexes"][0], "ukIndexes[0]"
+        out = []
+        for j, i in enumerate(pk or ()):
+            if not 0 <= i < len(names):
+                raise self.error(f"{field}[{j}]", position, f"index {i} outside the {len(names)} fields")
+            out.append(names[i])
+        return tuple(out)
+
+    # ---------------------------------------------------------------------------------------------- shards
+
+    def _fragment(self, datum: dict, position: Position) -> Event:
+        total, index = datum["total"], datum["index"]
+        if datum["beforeImages"] is not None or datum["afterImages"] is not None:
+            raise self.error("beforeImageBytes", position, "a shard must not also carry beforeImages/afterImages")
+        if total > 1 and not 0 <= index <= total:
+            raise self.error("index", position, f"shard index {index} outside total {total}")
+        header = {k: v for k, v in datum.items() if k not in ("beforeImageBytes", "afterImageBytes")}
+        event = self._event(header, position)
+        shard = {"index": index, "total": total, "before": b64(datum["beforeImageBytes"]),
+                 "after": b64(datum["afterImageBytes"]), "header": to_jsonable(header)}
+        return event.with_(position=replace(position, index=max(index, 0)), vendor={"shard": shard},
+                           fragment_key=str(datum["id"]), fragment_index=index, fragment_total=max(total, 1))
+
+    def assemble(self, fragments: Sequence[Event]) -> Event:
+        if not fragments:
+            raise self.error("fragment_key", None, "no shards to assemble")
+        first = min(fragments, key=lambda f: f.fragment_index)
+        where = first.position
+        keys = {f.fragment_key for f in fragments}
+        if len(keys) != 1:
+            raise self.error("id", where, f"shards of different records given together: {sorted(map(str, keys))}")
+        if any("shard" not in f.vendor for f in fragments):
+            raise self.error("total", where, "a fragment without shard data (not decoded by oms-avro)")
+        shards: dict[int, dict] = {}
+        for f in fragments:
+            s = f.vendor["shard"]
+            if s["index"] in shards and shards[s["index"]] != s:
+                raise self.error("index", f.position, f"record id {first.fragment_key}: two different shards "
+                                                      f"with index {s['index']}")
+            shards[s["index"]] = s
+        totals = {s["total"] for s in shards.values()}
+        if len(totals) != 1:
+            raise self.error("total", where, f"record id {first.fragment_key}: shards disagree on total {totals}")
+        total = max(totals.pop(), 1)
+        base = 1 if set(shards) == set(range(1, total + 1)) and total > 1 else 0
+        if total == 1 and set(shards) in ({-1}, {0}, {1}):
+            base = next(iter(shards))
+        expected = set(range(base, base + total))
+        if set(shards) != expected:
+            missing = sorted(expected - set(shards))
+            extra = sorted(set(shards) - expected)
+            reason = f"record id {first.fragment_key}: shards {missing} of {total} missing" if missing else \
+                f"record id {first.fragment_key}: unexpected shard indexes {extra} for total {total}"
+            raise self.error("index", where, reason)
+        ordered = [shards[i] for i in sorted(shards)]
+        header = from_jsonable(ordered[0]["header"])
+        before = b"".join(base64.b64decode(s["before"]) for s in ordered)
+        after = b"".join(base64.b64decode(s["after"]) for s in ordered)
+        datum = dict(header, beforeImages=self._image_bytes("beforeImageBytes", before, where),
+                     afterImages=self._image_bytes("afterImageBytes", after, where),
+                     total=-1, index=-1, beforeImageBytes=b"", afterImageBytes=b"")
+        event = self._event(datum, replace(where, index=0))
+        layout = {"base": base, "total": header["total"],
+                  "sizes": [[len(base64.b64decode(s["before"])), len(base64.b64decode(s["after"]))] for s in ordered]}
+        return event.with_(vendor={**event.vendor, "shards": layout})
+
+    def _image_bytes(self, field: str, data: bytes, where: Position) -> Optional[list]:
+        if not data:
+            return None
+        try:
+            image, used = avro_loads(IMAGE_SCHEMA, data)
+        except Exception as exc:
+            raise self.error(field, where, f"reassembled bytes are not an image array: {type(exc).__name__}: {exc}")
+        if used != len(data):
+            raise self.error(field, where, f"{len(data) - used} bytes left after the reassembled image array")
+        return image
+
+    # ---------------------------------------------------------------------------------------------- encode
+
+    def encode(self, events: Sequence[Event]) -> list[EncodedMessage]:
+        out: list[EncodedMessage] = []
+        for event in events:
+            datum = self.datum(event)
+            out.extend(self._messages(event, datum))
+        return out
+
+    def datum(self, event: Event) -> dict:
+        """The AvroRecord for one event (unsharded)."""
+        if event.op not in _OP_OUT:
+            raise EncodeError(self.name, "operation", f"cannot encode {event.op.value}")
+        vendor = event.vendor if event.format == self.name else {}
+        op = _OP_OUT[event.op]
+        columns = self._encode_columns(event)
+        names = [c.name for c in columns]
+        numbers = vendor.get("fields")
+        if numbers is None or len(numbers) != len(columns):
+            numbers = [c.jdbc_type if c.jdbc_type is not None else _FAMILY_NUMBER.get(family(c.type_name), 12)
+                       for c in columns]
+        fields = None if not columns and vendor.get("fields") is None else \
+            [{"name": n, "dataTypeNumber": num} for n, num in zip(names, numbers)]
+        specs = vendor.get("specs", {})
+        raw = vendor.get("raw", {})
+        datum: dict[str, Any] = {
+            "id": self._id(event),
+            "version": vendor.get("version", 1),
+            "operation": op,
+            "xid": event.transaction_id,
+            "txind": vendor.get("txind"),
+            "position": vendor.get("position"),
+            "timestamp": None if event.event_time_ms is None else event.event_time_ms // 1000,
+            "source": vendor.get("source"),
+            "schemaName": ".".join(p for p in (event.database, event.schema) if p) or None,
+            "tableName": event.table,
+            "fields": fields,
+            "pkIndexes": self._pk_indexes(event, names, vendor),
+            "ukIndexes": vendor.get("ukIndexes"),
+            "beforeImages": self._encode_image("before", event.before, columns, specs, raw.get("before", {})),
+            "afterImages": self._encode_image("after", event.after, columns, specs, raw.get("after", {})),
+            "sql": self._sql(event, vendor),
+            "tags": vendor.get("tags"),
+            "total": -1, "index": -1, "beforeImageBytes": b"", "afterImageBytes": b"",
+        }
+        if "total_index" in vendor:
+            datum["total"], datum["index"] = vendor["total_index"]
+        return datum
+
+    def _id(self, event: Event) -> int:
+        """The record id is the sequence this codec decodes; foreign multi-part sequences fall back to the
+        archive offset."""
+        if len(event.sequence) == 1 and event.sequence[0] == event.sequence[0].to_integral_value():
+            n = int(event.sequence[0])
+            if fits(n, INT64):
+                return n
+        return event.position.offset
+
+    def _encode_columns(self, event: Event) -> tuple[Column, ...]:
+        if event.columns:
+            return event.columns
+        names = dict.fromkeys([*(event.after or {}), *(event.before or {})])
+        return tuple(Column(n) for n in names)
+
+    def _pk_indexes(self, event: Event, names: list[str], vendor: Mapping) -> Optional[list[int]]:
+        if "pkIndexes" in vendor or "ukIndexes" in vendor:
+            pk = vendor.get("pkIndexes")
+            key = pk if pk else (vendor.get("ukIndexes") or [[]])[0]
+            if tuple(names[i] for i in key if i < len(names)) == event.primary_key:
+                return pk
+        if not event.primary_key:
+            return vendor.get("pkIndexes") if "pkIndexes" in vendor else None
+        missing = [k for k in event.primary_key if k not in names]
+        if missing:
+            raise EncodeError(self.name, "pkIndexes", f"key columns {missing} are not among the fields")
+        return [names.index(k) for k in event.primary_key]
+
+    def _sql(self, event: Event, vendor: Mapping) -> Optional[str]:
+        if event.op is Op.DDL:
+            return event.ddl
+        if event.op is Op.TRUNCATE:
+            return event.ddl or f"TRUNCATE TABLE {event.qualified_table}"
+        return vendor.get("sql")
+
+    def _encode_image(self, side: str, image: Optional[Image], columns: Sequence[Column],
+                      specs: Mapping[str, dict], raw: Mapping[str, Any]) -> Optional[list]:
+        if image is None:
+            return None
+        if not image:
+            return []
+        absent = [c.name for c in columns if c.name not in image]
+        if absent:
+            raise EncodeError(self.name, f"{side}Images", f"columns {absent} are not present in the image; OMS "
+                                                          "Avro images are positional and hold every column")
+        out = []
+        for col in columns:
+            text = image[col.name]
+            kept = raw.get(col.name)
+            if kept is not None:
+                original = from_jsonable(kept)
+                try:
+                    same = value_text(original["type_info"], original["value"]) == text
+                except (ValueError, KeyError):
+                    same = False
+                if same:
+                    out.append(original)
+                    continue
+            try:
+                out.append(column_value(col, specs.get(col.name, {}), text))
+            except ValueError as exc:
+                raise EncodeError(self.name, f"{side}Images.{col.name}", str(exc))
+        return out
+
+    def _messages(self, event: Event, datum: dict) -> list[EncodedMessage]:
+        whole = avro_dumps(SCHEMA, datum)
+        layout = event.vendor.get("shards") if event.format == self.name else None
+        limit = self.max_message_size
+        if limit is None and layout is None or limit is not None and len(whole) <= limit:
+            return [self._message(event, datum, whole, 1)]
+        before = b"" if datum["beforeImages"] is None else avro_dumps(IMAGE_SCHEMA, datum["beforeImages"])
+        after = b"" if datum["afterImages"] is None else avro_dumps(IMAGE_SCHEMA, datum["afterImages"])
+        header = dict(datum, beforeImages=None, afterImages=None)
+        sizes = layout["sizes"] if limit is None else None
+        base = layout["base"] if limit is None else 0
+        if sizes is None or [sum(s[0] for s in sizes), sum(s[1] for s in sizes)] != [len(before), len(after)]:
+            if limit is None:  # the images changed since decoding: the old layout does not apply
+                return [self._message(event, datum, whole, 1)]
+            sizes = self._split_sizes(header, len(before), len(after), limit)
+            layout = None
+        total = layout["total"] if layout else len(sizes)
+        out, b_at, a_at = [], 0, 0
+        for i, (nb, na) in enumerate(sizes):
+            shard = dict(header, total=total, index=base + i,
+                         beforeImageBytes=before[b_at:b_at + nb], afterImageBytes=after[a_at:a_at + na])
+            b_at, a_at = b_at + nb, a_at + na
+            out.append(self._message(event, shard, avro_dumps(SCHEMA, shard), 1 if i == 0 else 0))
+        return out
+
+    def _split_sizes(self, header: dict, n_before: int, n_after: int, limit: int) -> list[list[int]]:
+        """Cut the before+after byte stream into pieces so that every shard message fits ``limit``."""
+        empty = avro_dumps(SCHEMA, dict(header, total=-1, index=-1, beforeImageBytes=b"", afterImageBytes=b""))
+        budget = limit - len(empty) - 2 * 5 - 2 * 4  # length prefixes of the two byte fields; total/index
+        if budget < 1:
+            raise EncodeError(self.name, "max_message_size",
+                              f"{limit} bytes is too small for the record header ({len(empty)} bytes)")
+        stream = n_before + n_after
+        sizes, at = [], 0
+        while at < stream or not sizes:
+            end = min(at + budget, stream)
+            nb = max(0, min(end, n_before) - at)
+            sizes.append([nb, (end - at) - nb])
+            at = end
+        return sizes
+
+    def _message(self, event: Event, datum: dict, value: bytes, count: int) -> EncodedMessage:
+        return EncodedMessage(value=value, key=message_key(event), table=event.qualified_table,
+                              op=datum["operation"], events=count)
+
+
+CODEC = OmsAvroCodec()

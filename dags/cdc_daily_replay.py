@@ -1,0 +1,127 @@
+"""cdc_daily_replay: every configured pipeline, every UTC day.
+
+plan (read the pipelines file) -> per pipeline, as a mapped task group: prepare -> replay the data interval ->
+merge into the previous day's state -> verify; then per table: one check each. Pipelines and tables are mapped,
+so one failing pipeline or table shows as itself and never hides the others.
+
+Each interval writes only <state_root>/<pipeline>/<yyyy-mm-dd>/{replay,state} (published atomically), so a
+re-run or a backfill of a day replaces exactly that day. Days run one at a time (max_active_runs=1) because
+each continues from the day before; after re-running a day, clear the later days to rebuild them in order.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import os
+import sys
+
+from airflow.sdk import DAG, task, task_group
+
+# The helper package lives next to this file. The DAG processor puts the bundle folder on sys.path, a bare
+# DagBag or `python dags/x.py` does not: make the import work the same everywhere.
+if os.path.dirname(os.path.abspath(__file__)) not in sys.path:
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+
+from airflow.sdk.definitions.timetables.interval import CronDataIntervalTimetable
+from cdc_replay_common.links import verify_links
+from cdc_replay_common.operators import CdcSparkSubmitOperator, spark_task_args
+
+DAG_ID = "cdc_daily_replay"
+# Earliest interval the scheduler knows about; each pipeline's own `start` decides its first day.
+START = dt.datetime.fromisoformat(os.environ.get("CDC_REPLAY_DAILY_START", "2024-01-01")).replace(
+    tzinfo=dt.timezone.utc)
+LABEL = "{{ task_instance.xcom_pull(task_ids='pipeline.prepare', key='pipeline', map_indexes=task_instance.map_index) }}"
+
+with DAG(
+    dag_id=DAG_ID,
+    description="Replay each configured CDC pipeline's day, merge it into the previous day's state, verify",
+    schedule=CronDataIntervalTimetable("@daily", timezone="UTC"),
+    start_date=START,
+    catchup=False,
+    max_active_runs=1,
+    dagrun_timeout=dt.timedelta(hours=23),
+    tags=["cdc-replay"],
+    doc_md=__doc__,
+) as dag:
+
+    @task(retries=0)
+    def plan(**context) -> list[dict]:
+        """One item per pipeline in the file: its exact job arguments for this interval, or its error."""
+        from airflow.sdk.exceptions import AirflowFailException
+        from cdc_replay_common import pipelines as pl, runtime
+
+        path = runtime.pipelines_path()
+        if not path:
+            raise AirflowFailException("no pipelines file is configured: set the Airflow Variable "
+                                       "cdc_replay_pipelines or the environment variable CDC_REPLAY_PIPELINES")
+        try:
+            pipes = pl.load(path)
+        except pl.PipelinesFileError as exc:
+            raise AirflowFailException(str(exc)) from None
+        start, end = context["data_interval_start"], context["data_interval_end"]
+        if start is None or end is None or start == end:
+            raise AirflowFailException("cdc_daily_replay needs a data interval (run it scheduled, with "
+                                       "`airflow dags test cdc_daily_replay YYYY-MM-DD` or a backfill)")
+        items = runtime.daily_items(pipes, start, end, dag_id=DAG_ID, run_id=context["run_id"])
+        for item in items:
+            print(f"{item['pipeline']}: " + (item["error"] or item.get("skip") or "planned"))
+        return items
+
+    @task_group(group_id="pipeline")
+    def run_pipeline(item: dict) -> None:
+        @task(multiple_outputs=True, retries=0, map_index_template="{{ pipeline_label }}")
+        def prepare(item: dict, **context) -> dict:
+            """A pipeline the file got wrong fails here, with the validation message, on its own."""
+            from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
+
+            context["pipeline_label"] = item["pipeline"]
+            if item.get("error"):
+                raise AirflowFailException(item["error"])
+            if item.get("skip"):
+                raise AirflowSkipException(item["skip"])
+            for key in ("replay_args", "merge_args", "verify_args"):
+                print(f"{key}: cdc-replay {' '.join(item[key])}")
+            return item
+
+        @task.short_circuit(ignore_downstream_trigger_rules=True, map_index_template=LABEL)
+        def merge_enabled(enabled: bool) -> bool:
+            return bool(enabled)
+
+        p = prepare(item)
+        replay = CdcSparkSubmitOperator(
+            task_id="replay", name="cdc-replay-replay", application=p["application"],
+            application_args=p["replay_args"], kafka_conn_id=p["kafka_conn_id"], map_index_template=LABEL,
+            **spark_task_args())
+        merge = CdcSparkSubmitOperator(
+            task_id="merge", name="cdc-replay-merge", application=p["application"],
+            application_args=p["merge_args"], map_index_template=LABEL, **spark_task_args())
+        verify = CdcSparkSubmitOperator(
+            task_id="verify", name="cdc-replay-verify", application=p["application"],
+            application_args=p["verify_args"], reference_conn_id=p["reference_conn_id"],
+            map_index_template=LABEL, **(spark_task_args() | {"retries": 0}))
+        verify.operator_extra_links = verify_links()
+        replay >> merge_enabled(p["merge"]) >> merge >> verify
+
+    @task(trigger_rule="all_done", retries=0)
+    def tables(items: list[dict]) -> list[dict]:
+        """Per-table results from the verification reports, whatever happened to each pipeline."""
+        from cdc_replay_common import runtime
+
+        return runtime.table_results(items)
+
+    @task(retries=0, map_index_template="{{ table_label }}")
+    def check_table(result: dict, **context) -> None:
+        from airflow.sdk.exceptions import AirflowFailException
+        from cdc_replay_common.runtime import describe_table_result
+
+        context["table_label"] = f"{result['pipeline']}: {result['table'] or '(no report)'}"
+        message = describe_table_result(result)
+        if not result["ok"]:
+            raise AirflowFailException(message)
+        print(message)
+
+    items = plan()
+    groups = run_pipeline.expand(item=items)
+    results = tables(items)
+    groups >> results
+    check_table.expand(result=results)

@@ -1,0 +1,295 @@
+"""`cdc-replay verify`: rows the events imply vs rows in the merged state, record accounting, reference counts.
+
+Exit code 0 when every table and every replay's accounting is right, 1 otherwise (the failing tables and their
+numbers go to stderr, which is the error Airflow shows), 2 for usage errors. The counting itself is in
+``verify_counts`` (Spark transforms and pure accounting), the output in ``reports``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Optional
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from . import verify_counts as vc
+from .errors import UsageError
+from .reports import failure_message, terminal_report, write_reports
+from .schemas import EVENT_SPARK
+
+META_PREFIX = "_cdc_"
+NOTES = [
+    "expected rows: per primary key the last data event in (sequence, archive position) order decides; "
+    "SNAPSHOT/INSERT/UPDATE make the after-image key present, DELETE makes the before-image key absent, an "
+    "UPDATE that changes the key also removes the old key, TRUNCATE removes every earlier row; --base state rows "
+    "come first. Computed from events/ with Spark window functions, independently of merge.",
+    "state rows: rows of STATE/<table>/ (rows flagged deleted by merge metadata are not counted).",
+    "accounting is in records (archived messages): a multi-row message (Canal data[]) is one record with several "
+    "events; records read = records with kept events + dead letters + fragment records of assembled "
+    "multi-message events + records filtered out by window/tables.",
+    "re-encoding: events in = events carried by the messages out, per table and op; formats that write one "
+    "update as k messages (DataWorks: before and after halves) must show k messages per update, others 1..n "
+    "events per message (Canal packs the rows of one statement into one message).",
+    "reference counts from a database are taken in one REPEATABLE READ transaction and compared with the state; "
+    "counts from a file with taken_at are compared with the rows implied as of that time (full-sync rows always "
+    "count, so a count taken at snapshot time checks the full sync).",
+]
+
+
+def _replay_info(path: str) -> dict:
+    d = Path(path[len("file://"):] if path.startswith("file://") else path)
+    counts_file = d / "counts.json"
+    if not counts_file.is_file():
+        raise UsageError(f"--replay {path}: no counts.json (not a finished replay output directory)")
+    if not (d / "events").is_dir():
+        raise UsageError(f"--replay {path}: no events/ directory")
+    try:
+        counts = json.loads(counts_file.read_text())
+    except json.JSONDecodeError as exc:
+        raise UsageError(f"--replay {path}: counts.json is not JSON: {exc.msg}") from None
+    return {"dir": d, "arg": path, "counts": counts}
+
+
+def _dir_arg(value: Optional[str], option: str) -> Optional[Path]:
+    if value is None:
+        return None
+    p = Path(value[len("file://"):] if value.startswith("file://") else value)
+    if not p.is_dir():
+        raise UsageError(f"{option} {value}: no such directory")
+    return p
+
+
+def _has_parquet(d: Path) -> bool:
+    return any(p.suffix == ".parquet" for p in d.rglob("*.parquet"))
+
+
+def read_events(spark: SparkSession, d: Path) -> DataFrame:
+    if not _has_parquet(d / "events"):
+        return spark.createDataFrame([], EVENT_SPARK)
+    return spark.read.schema(EVENT_SPARK).parquet(str(d / "events"))
+
+
+# --------------------------------------------------------------------------------------------- state layout
+
+def state_tables(state: Path) -> dict[str, Path]:
+    """Table name -> directory: every STATE/<db.table>/ holding Parquet (names starting '_' or '.' are merge's
+    own files, e.g. _state.json, history)."""
+    out = {}
+    for child in sorted(state.iterdir()):
+        if child.is_dir() and not child.name.startswith(("_", ".")) and _has_parquet(child):
+            out[child.name] = child
+    return out
+
+
+def state_info(state: Path) -> dict:
+    f = state / "_state.json"
+    if f.is_file():
+        try:
+            return json.loads(f.read_text())
+        except json.JSONDecodeError:
+            return {}
+    return {}
+
+
+def live_rows(df: DataFrame) -> DataFrame:
+    """Rows that exist: merge may keep deleted rows as tombstones flagged in its metadata columns."""
+    cols = set(df.columns)
+    if f"{META_PREFIX}deleted" in cols:
+        df = df.where(~F.coalesce(F.col(f"{META_PREFIX}deleted").cast("boolean"), F.lit(False)))
+    if f"{META_PREFIX}op" in cols:
+        df = df.where(F.coalesce(F.col(f"{META_PREFIX}op"), F.lit("")) != "DELETE")
+    return df
+
+
+def table_key_columns(info: dict, table: str, fallback: dict[str, list[str]]) -> list[str]:
+    t = (info.get("tables") or {})
+    entry = t.get(table) if isinstance(t, dict) else None
+    if isinstance(entry, dict):
+        for k in ("primary_key", "key", "keys"):
+            if isinstance(entry.get(k), list):
+                return list(entry[k])
+    return fallback.get(table, [])
+
+
+def base_keys(spark: SparkSession, base: Path, pks: dict[str, list[str]]) -> Optional[DataFrame]:
+    """(table_name, key) of the rows in the --base state, keyed like the events (JSON array of key texts)."""
+    info = state_info(base)
+    frames = []
+    for table, d in state_tables(base).items():
+        df = live_rows(spark.read.parquet(str(d)))
+        pk = table_key_columns(info, table, pks)
+        data_cols = [c for c in df.columns if not c.startswith(META_PREFIX)]
+        if pk and all(c in df.columns for c in pk):
+            key = F.to_json(F.array(*[F.col(f"`{c}`").cast("string") for c in pk]))
+        else:  # no key known: the whole row, as the events key key-less tables
+            key = F.to_json(F.array_sort(F.array(*[
+                F.struct(F.lit(c).alias("key"), F.col(f"`{c}`").cast("string").alias("value")) for c in data_cols])))
+        frames.append(df.select(F.lit(table).alias("table_name"), key.alias("key")))
+    if not frames:
+        return None
+    out = frames[0]
+    for f in frames[1:]:
+        out = out.unionByName(f)
+    return out
+
+
+def count_state(spark: SparkSession, state: Path) -> dict[str, int]:
+    return {t: live_rows(spark.read.parquet(str(d))).count() for t, d in state_tables(state).items()}
+
+
+# ------------------------------------------------------------------------------------------------- verify
+
+def primary_keys(events: DataFrame) -> dict[str, list[str]]:
+    rows = (events.where(F.col("table_name").isNotNull() & (F.size("primary_key") > 0))
+            .groupBy("table_name").agg(F.max("primary_key").alias("pk")).collect())
+    return {r.table_name: list(r.pk) for r in rows}
+
+
+def encoded_lines(spark: SparkSession, d: Path) -> Optional[int]:
+    enc = d / "encoded"
+    if not enc.is_dir():
+        return None
+    files = [p for p in enc.rglob("*") if p.is_file() and not p.name.startswith((".", "_"))]
+    if not files:
+        return 0
+    return spark.read.text([str(p) for p in files]).where(F.length("value") > 0).count()
+
+
+def account_replay(spark: SparkSession, info: dict) -> dict:
+    d, counts = info["dir"], info["counts"]
+    events = read_events(spark, d)
+    dl_dir = d / "dead_letters"
+    dead = spark.read.parquet(str(dl_dir)) if dl_dir.is_dir() and _has_parquet(dl_dir) else None
+    observed = vc.per_source_counts(events, dead)
+    conservation = vc.conservation(counts, observed)
+    found = vc.nested_counts(vc.op_counts(events).collect())
+    problems = list(conservation["problems"]) + vc.event_count_problems(counts, found)
+    encoding = None
+    if counts.get("encoded"):
+        from cdc_codecs import get_codec
+
+        target = get_codec(counts["encoded"]["format"])
+        ops = [o.value for o in target.capabilities.ops]
+        # control events without a table are encoded under table "" by replay
+        with_table = dict(found)
+        nulls = events.where(F.col("table_name").isNull()).groupBy("op").count().collect()
+        if nulls:
+            with_table[""] = {r["op"]: int(r["count"]) for r in nulls}
+        encoding = vc.encoding_check(counts, with_table, ops, target.capabilities.messages_per_update,
+                                     encoded_lines(spark, d))
+        problems += encoding["problems"]
+    return {"replay": str(info["arg"]), "format": counts.get("format"), "to_format": counts.get("to_format"),
+            "window": counts.get("window"), "conservation": conservation, "encoding": encoding,
+            "problems": problems, "ok": not problems}
+
+
+def verify(spark: SparkSession, replays: list[dict], state: Path, base: Optional[Path],
+           reference_spec: Optional[str]) -> tuple[list[dict], dict]:
+    events = None
+    for info in replays:
+        e = read_events(spark, info["dir"])
+        events = e if events is None else events.unionByName(e)
+    pks = primary_keys(events)
+    facts = vc.event_facts(events)
+    base_rows: dict[str, int] = {}
+    if base is not None:
+        keys = base_keys(spark, base, pks)
+        if keys is not None:
+            facts = facts.unionByName(vc.base_facts(keys))
+            base_rows = vc.collect_int_map(keys.groupBy("table_name").count(), "table_name", "count")
+    facts = facts.persist()
+    try:
+        expected = vc.collect_int_map(vc.implied_rows(facts), "table_name", "expected_rows")
+        ops = vc.nested_counts(vc.op_counts(events).collect())
+        actual = count_state(spark, state)
+        tables = set(expected) | set(ops) | set(actual)
+        reference = None
+        if reference_spec:
+            from .reference import load
+
+            reference = load(reference_spec, sorted(tables))
+            tables |= set(reference.counts) | set(reference.errors)
+            as_of_expected = {}
+            for at in sorted({reference.as_of(t) for t in reference.counts} - {None}):
+                as_of_expected[at] = vc.collect_int_map(vc.implied_rows(vc.as_of(facts, at)), "table_name",
+                                                        "expected_rows")
+    finally:
+        facts.unpersist()
+
+    rows = []
+    for table in sorted(tables):
+        row: dict[str, Any] = {"table": table, "expected_rows": expected.get(table, 0),
+                               "actual_rows": actual.get(table, 0), "base_rows": base_rows.get(table, 0),
+                               "in_state": table in actual}
+        for op, key in vc.OP_COUNT_KEYS.items():
+            row[key] = ops.get(table, {}).get(op, 0)
+        problems = []
+        if row["expected_rows"] != row["actual_rows"]:
+            diff = row["actual_rows"] - row["expected_rows"]
+            problems.append(f"the events imply {row['expected_rows']} rows, the state has {row['actual_rows']} "
+                            f"({'+' if diff > 0 else ''}{diff})" + ("" if table in actual else "; not in the state"))
+        row.update(reference_rows=None, reference_expected_rows=None, reference_taken_at=None, reference_ok=None)
+        if reference is not None:
+            if table in reference.errors:
+                row["reference_ok"] = False
+                problems.append(f"reference: {reference.errors[table]}")
+            elif table in reference.counts:
+                n = reference.counts[table]
+                at = reference.as_of(table)
+                compare = as_of_expected[at].get(table, 0) if at is not None else row["actual_rows"]
+                taken = reference.taken_at_ms.get(table)
+                row.update(reference_rows=n, reference_expected_rows=compare,
+                           reference_taken_at=_iso(taken) if taken is not None else None, reference_ok=n == compare)
+                if n != compare:
+                    what = (f"the events imply {compare} rows as of {_iso(at)}" if at is not None
+                            else f"the state has {compare}")
+                    problems.append(f"the source has {n} rows, {what} ({compare - n:+d})")
+        row["problems"] = problems
+        row["ok"] = not problems
+        rows.append(row)
+
+    replay_reports = [account_replay(spark, info) for info in replays]
+    accounting = {
+        "ok": all(r["ok"] for r in rows) and all(r["ok"] for r in replay_reports),
+        "tables_ok": all(r["ok"] for r in rows),
+        "failed_tables": [r["table"] for r in rows if not r["ok"]],
+        "generated_at": _iso(int(time.time() * 1000)),
+        "state": str(state), "base": str(base) if base else None,
+        "replays": replay_reports,
+        "reference": None if reference is None else {
+            "source": reference.source, "kind": reference.kind,
+            "compared_with": "rows implied as of taken_at" if reference.compare_as_of else "state rows"},
+        "notes": NOTES,
+    }
+    return rows, accounting
+
+
+def _iso(ms: Optional[int]) -> Optional[str]:
+    if ms is None:
+        return None
+    return datetime.fromtimestamp(ms / 1000, tz=timezone.utc).isoformat(timespec="milliseconds").replace(
+        "+00:00", "Z")
+
+
+def run(args: argparse.Namespace) -> int:
+    replays = [_replay_info(r) for r in args.replay]
+    state = _dir_arg(args.state, "--state")
+    base = _dir_arg(args.base, "--base")
+    report = args.report or str(state / "verification.json")
+    from .spark import session
+
+    spark = session("cdc-replay verify")
+    rows, accounting = verify(spark, replays, state, base, args.reference)
+    written = write_reports(rows, accounting, report, args.html)
+    print(terminal_report(rows, accounting))
+    print("reports: " + ", ".join(str(p) for p in written))
+    if not accounting["ok"]:
+        print(failure_message(rows, accounting), file=sys.stderr)
+        return 1
+    return 0

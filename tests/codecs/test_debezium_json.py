@@ -1,0 +1,191 @@
+"""debezium-json: the CloudCanal Debezium examples, typed values under a Kafka Connect schema, every payload kind,
+malformed input and the canonical scenario round trip."""
+
+from __future__ import annotations
+
+import base64
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from cdc_codecs import DecodeError, EncodeError, Op, Position, get_codec, jsontext
+from cdc_codecs.scenario import scenario_events
+
+FIXTURES = Path(__file__).parents[1] / "fixtures" / "debezium-json"
+CODEC = get_codec("debezium-json")
+GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json") if not p.name.startswith("malformed-"))
+
+
+def raw(name: str) -> bytes:
+    return (FIXTURES / name).read_bytes()
+
+
+def decode(name: str, offset: int = 3, key: bytes | None = None):
+    return CODEC.decode(raw(name), Position(source=name, partition=0, offset=offset, key=key))
+
+
+def as_json(value: bytes):
+    return jsontext.normalise(jsontext.loads(value)[0])
+
+
+@pytest.mark.parametrize("name", GOLDEN)
+def test_golden_reencode_gives_equal_json(name):
+    messages = CODEC.encode(decode(name))
+    assert len(messages) == 1
+    assert as_json(messages[0].value) == as_json(raw(name))
+
+
+def test_cloudcanal_insert_op_i_with_schema():
+    [e] = decode("cloudcanal-dml-insert.json")
+    assert e.op is Op.INSERT and e.vendor["envelope"] == "schema"
+    assert (e.database, e.table, e.schema) == ("db_test", "table_test", None)
+    assert e.before is None  # CloudCanal's "before": {} on an insert is "no before image"
+    assert e.after == {"col1": "11", "col2": "11", "col_pk": "11"}
+    assert e.sequence == (Decimal(3), Decimal(154), Decimal(0))  # mysql-bin.000003, pos 154, no row -> 0
+    assert e.event_time_ms == 1669796261933
+    assert [(c.name, c.type_name, c.jdbc_type) for c in e.columns] == [
+        ("col1", "string", 12), ("col2", "string", 12), ("col_pk", "string", 12)]
+    body = jsontext.loads(CODEC.encode([e])[0].value)[0]
+    assert body["payload"]["op"] == "i" and body["payload"]["before"] == {}
+
+
+def test_cloudcanal_schema_change_is_ddl():
+    [e] = decode("cloudcanal-ddl-alter.json")
+    assert e.op is Op.DDL and e.ddl == "alter table table_test add col2 varchar(22) null"
+    assert (e.database, e.table) == ("db_test", "table_test")
+    assert e.vendor["envelope"] == "payload"
+    fixes = {tuple(p): v for p, v in e.vendor["fix"]}
+    assert jsontext.loads(fixes[("tableChanges",)])[0]["table"]["primaryKeyColumnNames"] == ["col_pk"]
+
+
+def test_typed_values_converted_exactly():
+    [e] = decode("synthetic-mysql-update-typed.json", key=b'{"id":1001}')
+    assert e.op is Op.UPDATE and e.primary_key == ("id",)
+    assert e.sequence == (Decimal(3), Decimal(154), Decimal(2))
+    assert e.event_time_ms == 1606233662000
+    b, a = e.before, e.after
+    assert b["price"] == "12345.67" and a["price"] == "-0.99"  # base64 unscaled + scale 2
+    assert b["delta"] == "-0.001" and b["vnum"] == "31.415"
+    assert b["created"] == "2020-11-25 00:01:02.123"  # io.debezium.time.Timestamp, ms
+    assert b["updated"] == "2020-11-25 00:01:02.123456" and a["updated"] is None  # MicroTimestamp
+    assert b["birthday"] == "2020-11-25"  # days since epoch
+    assert b["dur"] == "-838:59:59" and a["dur"] == "00:01:02.123456"  # MicroTime, MySQL TIME range
+    assert b["seen_at"] == "2020-11-24 16:01:02.5 +00:00" and a["seen_at"] == "2020-11-24 16:01:02 +08:00"
+    assert (b["active"], a["active"]) == ("true", "false")
+    assert b["data"] == "AP8Q/w==" and b["flags"] == "5"
+    assert b["big"] == "9223372036854775807" and b["dbl"] == "1.5E-300" and b["yr"] == "2020"
+    assert b["name"] == "héllo"
+    assert b["geo"].startswith('{"x":1.0,')
+    cols = {c.name: c for c in e.columns}
+    assert (cols["price"].type_name, cols["price"].jdbc_type, cols["price"].number) == ("decimal(10,2)", 3, False)
+    assert (cols["created"].jdbc_type, cols["birthday"].jdbc_type, cols["seen_at"].jdbc_type) == (93, 91, 2014)
+    assert cols["name"].type_name == "VARCHAR"  # the propagated source column type wins
+    assert cols["big"].number and not cols["created"].number  # converted values are not number literals
+    # re-encode keeps the Kafka key and converts back to the same base64 / epoch numbers
+    [msg] = CODEC.encode([e])
+    assert msg.key == b'{"id":1001}'
+    after = jsontext.loads(msg.value)[0]["payload"]["after"]
+    assert after["price"] == base64.b64encode((-99).to_bytes(1, "big", signed=True)).decode()
+    assert after["dur"] == "62123456"
+
+
+def test_unusual_spelling_kept_raw_for_lossless_reencode():
+    body = jsontext.loads(raw("synthetic-mysql-update-typed.json"))[0]
+    body["payload"]["after"]["seen_at"] = "2020-11-24T16:01:02+00:00"  # Debezium itself would write Z
+    body["payload"]["after"]["price"] = jsontext.JsonNumber("1.50")  # decimal.format=NUMERIC
+    text = jsontext.dumps(body)
+    [e] = CODEC.decode(text, Position("x"))
+    assert e.after["seen_at"] == "2020-11-24T16:01:02+00:00" and e.after["price"] == "1.50"
+    assert as_json(CODEC.encode([e])[0].value) == as_json(text)
+
+
+def test_postgres_delete_bare_payload():
+    [e] = decode("synthetic-postgres-delete-bare.json")
+    assert e.op is Op.DELETE and e.after is None and e.vendor["envelope"] == "bare"
+    assert e.qualified_table == "appdb.public.users"
+    assert e.before == {"id": "7", "name": "gone", "price": "12.50", "tags": '["a","b"]'}
+    assert e.sequence == (Decimal(24023184),) and e.transaction_id == "555"
+    assert e.column("id").number and not e.column("price").number
+    assert e.primary_key == ()  # no Kafka key given
+
+
+def test_snapshot_truncate_message_transaction_heartbeat():
+    [r] = decode("synthetic-postgres-snapshot-read.json")
+    assert r.op is Op.SNAPSHOT and r.after["flag"] == "true" and r.vendor["render"] == {"after": {"flag": "bool"}}
+    [t] = decode("synthetic-postgres-truncate.json")
+    assert t.op is Op.TRUNCATE and t.table == "users" and t.before is None
+    [m] = decode("synthetic-postgres-message.json")
+    assert m.op is Op.HEARTBEAT and m.table is None and m.sequence == (Decimal(24023400),)
+    assert jsontext.loads(CODEC.encode([m])[0].value)[0]["op"] == "m"
+    [begin] = decode("synthetic-transaction-begin.json")
+    [end] = decode("synthetic-transaction-end.json")
+    assert (begin.op, begin.transaction_id) == (Op.BEGIN, "571:53195829")
+    assert (end.op, end.transaction_id, end.event_time_ms) == (Op.COMMIT, "571:53195829", 1700000004100)
+    [hb] = decode("synthetic-heartbeat.json")
+    assert hb.op is Op.HEARTBEAT and hb.event_time_ms == 1700000005000
+
+
+def test_tombstones_carry_no_event():
+    assert CODEC.decode(b"", Position("t")) == []
+    assert CODEC.decode(b'{"schema":null,"payload":null}', Position("t")) == []
+
+
+@pytest.mark.parametrize("name, field", [
+    ("malformed-unknown-op.json", "payload.op"),
+    ("malformed-schema-placeholder.json", "$"),  # the document's "schema":... is not JSON
+])
+def test_malformed_names_format_field_and_position(name, field):
+    with pytest.raises(DecodeError) as info:
+        decode(name, offset=99)
+    err = info.value
+    assert (err.vendor, err.field, err.position.offset, err.position.partition) == ("debezium-json", field, 99, 0)
+
+
+def test_malformed_position_and_payload():
+    bad_file = b'{"op":"c","after":{"a":1},"source":{"file":"binlog","pos":4}}'
+    with pytest.raises(DecodeError) as info:
+        CODEC.decode(bad_file, Position("x"))
+    assert info.value.field == "payload.source.file"
+    with pytest.raises(DecodeError) as info:
+        CODEC.decode(b'{"payload":[1]}', Position("x"))
+    assert info.value.field == "payload"
+
+
+def test_primary_key_change_is_two_events():
+    """Debezium writes a key change as a delete of the old key and a create of the new one."""
+    delete = b'{"before":{"id":1,"v":"a"},"after":null,"source":{"db":"d","table":"t","file":"b.000001","pos":9,"row":0},"op":"d"}'
+    create = b'{"before":null,"after":{"id":2,"v":"a"},"source":{"db":"d","table":"t","file":"b.000001","pos":9,"row":1},"op":"c"}'
+    [d] = CODEC.decode(delete, Position("k", offset=0, key=b'{"id":1}'))
+    [c] = CODEC.decode(create, Position("k", offset=1, key=b'{"id":2}'))
+    assert (d.op, d.before["id"], d.primary_key) == (Op.DELETE, "1", ("id",))
+    assert (c.op, c.after["id"], c.primary_key) == (Op.INSERT, "2", ("id",))
+    assert d.sequence < c.sequence
+
+
+def test_scenario_round_trip_payload_only():
+    source = scenario_events()
+    messages = CODEC.encode(source)
+    assert len(messages) == len(source)
+    back = [e for i, m in enumerate(messages) for e in CODEC.decode(m.value, Position("re", offset=i, key=m.key))]
+    assert len(back) == len(source)
+    for want, got in zip(source, back):
+        assert got.op is want.op
+        assert got.event_time_ms == want.event_time_ms
+        assert got.transaction_id == want.transaction_id
+        assert got.sequence == ()  # a foreign sequence is not a Debezium position (declared)
+        if want.op not in (Op.HEARTBEAT, Op.BEGIN, Op.COMMIT):
+            assert (got.database, got.table) == (want.database, want.table)
+        if want.op.is_data:
+            assert got.before == want.before and got.after == want.after
+            assert got.primary_key == want.primary_key  # through the JSON record key
+    assert back[-1].ddl == source[-1].ddl
+    first = jsontext.loads(messages[0].value)[0]
+    assert "schema" not in first and first["op"] == "r"
+    assert type(first["after"]["c_ubigint"]) is jsontext.JsonNumber and type(first["after"]["c_decimal"]) is str
+
+
+def test_fragments_are_refused():
+    e = decode("synthetic-postgres-delete-bare.json")[0].with_(fragment_key="k", fragment_total=2)
+    with pytest.raises(EncodeError):
+        CODEC.encode([e])
