@@ -15,6 +15,7 @@ class Capabilities:
     binary: bool = False  # messages are bytes (Avro); text formats are JSON lines
     typed_values: bool = True  # values carry or are accompanied by declared types
     before_image: str = "full"  # "full" | "changed" (only changed columns) | "none"
+    after_image: str = "full"  # of an UPDATE: "full" | "changed" (only changed columns; the rest are absent)
     delete_image: str = "full"  # what a delete carries: "full" | "key" | "none"
     ops: frozenset[Op] = frozenset(Op)
     transactions: bool = False
@@ -31,6 +32,7 @@ class Capabilities:
             "binary": self.binary,
             "typed_values": self.typed_values,
             "before_image": self.before_image,
+            "after_image": self.after_image,
             "delete_image": self.delete_image,
             "ops": sorted(o.value for o in self.ops),
             "transactions": self.transactions,

@@ -20,7 +20,7 @@ from datetime import datetime
 from typing import Any, Optional
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from .drs_json import (OP_TO_TYPE, Dialect, DrsJsonCodec, Values, base64_bytes, text_field)
+from .drs_json import OP_TO_TYPE, Dialect, DrsJsonCodec, Values, base64_bytes, text_field
 from .event import Column, Event, Position
 from .types import JDBC, family
 

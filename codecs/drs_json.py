@@ -29,7 +29,7 @@ from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from . import jsontext
 from .base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
-from .event import Column, DecodeError, EncodeError, Event, Image, Op, Position
+from .event import Column, EncodeError, Event, Image, Op, Position
 from .jsontext import JsonNumber
 from .types import JDBC, JDBC_NAME, family
 

@@ -35,7 +35,7 @@ from typing import Any, Optional, Sequence
 
 from .base import Capabilities, Codec, EncodedMessage, message_key
 from .drs_json import (apply_header_fixes, drs_id, gson_dumps, header_fixes, integer_field, load_object,
-                       text_field, unliteral)
+                       text_field)
 from .event import Column, DecodeError, Event, Image, Op, Position
 from .jsontext import JsonNumber
 from .types import family

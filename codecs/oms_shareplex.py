@@ -37,6 +37,7 @@ class OmsSharePlexCodec(Codec):
     capabilities = Capabilities(
         typed_values=False,
         before_image="full",
+        after_image="changed",
         delete_image="full",
         ops=frozenset({Op.INSERT, Op.UPDATE, Op.DELETE}),
         notes="UPDATE after image holds only the changed columns (the rest are absent); no column types; no "

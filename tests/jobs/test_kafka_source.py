@@ -1,0 +1,257 @@
+"""Reading archived CDC from Kafka topics with read_kafka: windows, parallel bounded splits, checkpoints,
+tombstones, empty partitions, and offsets missing from a partition (compaction).
+
+Tansu (the test broker) answers offsets_for_times from append time, so each test produces in phases separated
+by real time and puts the window edges into the gaps between phases (kafka_broker.wait_ms_boundary)."""
+
+from __future__ import annotations
+
+import itertools
+from collections import Counter
+from types import SimpleNamespace
+
+import pytest
+from pyspark.sql import functions as F
+
+from cdc_codecs import get_codec
+from cdc_jobs import kafka_source
+from cdc_jobs.errors import UsageError
+from cdc_jobs.kafka_plan import Split
+from cdc_jobs.kafka_source import plan_kafka, read_kafka, read_plan
+from cdc_jobs.sample import simulate
+from cdc_jobs.schemas import RAW_SPARK
+
+from kafka_broker import wait_ms_boundary
+
+_topics = itertools.count()
+
+
+def fresh_topic(broker, partitions: int, prefix: str = "cdc") -> str:
+    name = f"{prefix}-{next(_topics)}"
+    broker.create_topic(name, partitions)
+    return name
+
+
+def canal_messages(seed: int, n: int) -> list[tuple[bytes, bytes]]:
+    """(key, value) of real Canal JSON messages: one per event of a simulated day of changes."""
+    w = simulate(seed, "2024-01-01", rows=5, changes=n)
+    codec = get_codec("canal-json")
+    msgs = [(m.key, m.value) for e in (w.snapshot + w.changes) for m in codec.encode([e])]
+    return msgs[:n]
+
+
+def binary_messages(n: int) -> tuple[str, list[tuple[bytes, bytes]]]:
+    """DTS Avro messages when that codec exists; until then bytes that are not UTF-8 (what matters to the
+    source is that binary values and positions survive)."""
+    try:
+        codec = get_codec("dts-avro")
+    except ImportError:
+        return "raw", [(b"k%d" % i, bytes([0, 255, i % 256, 0x80]) * (i + 1)) for i in range(n)]
+    w = simulate(11, "2024-01-01", rows=3, changes=n)
+    msgs = [(m.key, m.value) for e in (w.snapshot + w.changes) for m in codec.encode([e])]
+    return "dts-avro", msgs[:n]
+
+
+def produce_round_robin(broker, topic, partitions, messages, headers=None):
+    recs = [(i % partitions, k, v, headers(i) if headers else None) for i, (k, v) in enumerate(messages)]
+    positions = broker.produce(topic, recs)
+    return {pos: (k, v, h) for pos, (_, k, v, h) in zip(positions, recs)}
+
+
+def rows_of(df) -> list[tuple]:
+    return [(r.pos_source, r.pos_partition, r.pos_offset, r.pos_key, r.value,
+             [(h.key, h.value) for h in r.pos_headers], r.pos_timestamp_ms) for r in df.collect()]
+
+
+@pytest.fixture(scope="module")
+def phased(kafka_broker):
+    """Topic 'cdc-*' (3 partitions) and 'other-*' (2), produced in three phases A | B | C with boundaries
+    m1 (A/B) and m2 (B/C). B holds a tombstone and headers with binary values."""
+    b = kafka_broker
+    cdc, other = fresh_topic(b, 3), fresh_topic(b, 2, "other")
+    msgs = canal_messages(3, 60)
+    a = produce_round_robin(b, cdc, 3, msgs[:12])
+    m1 = wait_ms_boundary()
+    inside = msgs[12:42] + [(b"shop.customers\x017", None)]  # a tombstone: key kept, value null
+    bb = produce_round_robin(b, cdc, 3, inside, headers=lambda i: [("trace", bytes([i, 0, 255])), ("n", b"%d" % i)])
+    bo = produce_round_robin(b, other, 2, msgs[42:47])
+    m2 = wait_ms_boundary()
+    c = produce_round_robin(b, cdc, 3, msgs[47:56])
+    wait_ms_boundary()
+    return SimpleNamespace(cdc=cdc, other=other, a=a, b=bb, b_other=bo, c=c, m1=m1, m2=m2, msgs=msgs)
+
+
+def keyed(topic, produced):
+    return Counter((topic, p, o) for (p, o) in produced)
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+def test_window_reads_every_record_inside_exactly_once_in_bounded_parallel_splits(spark, kafka_broker, phased):
+    df = read_kafka(spark, kafka_broker.url(phased.cdc), phased.m1, phased.m2, 0, 4, {})
+    assert df.schema == RAW_SPARK
+    assert df.rdd.getNumPartitions() > 1
+    per_split = df.groupBy(F.spark_partition_id().alias("split")).agg(
+        F.count(F.lit(1)).alias("n"), F.countDistinct("pos_partition").alias("kafka_partitions")).collect()
+    assert max(r.n for r in per_split) <= 4 and all(r.kafka_partitions == 1 for r in per_split)
+
+    rows = rows_of(df)
+    got = Counter((t, p, o) for t, p, o, *_ in rows)
+    assert got == keyed(phased.cdc, phased.b)  # each inside record once; nothing from A or C
+    assert max(got.values()) == 1
+    for t, p, o, key, value, headers, ts in rows:
+        k, v, h = phased.b[(p, o)]
+        assert (key, value, headers) == (k, v, h)
+        assert phased.m1 < ts < phased.m2  # the Kafka timestamp is kept
+    tombstones = [r for r in rows if r[4] is None]
+    assert [(r[3]) for r in tombstones] == [b"shop.customers\x017"]
+
+    # The values are the archived Canal messages: they decode into the events that were produced.
+    codec = get_codec("canal-json")
+    from cdc_codecs import Position
+    for t, p, o, key, value, *_ in rows[:5]:
+        if value is not None:
+            [event] = codec.decode(value, Position(t, p, o))
+            assert event.qualified_table.startswith("shop.")
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+def test_lookback_widens_the_start_and_several_topics_are_read_together(spark, kafka_broker, phased):
+    url = kafka_broker.url(phased.cdc, phased.other)
+    df = read_kafka(spark, url, phased.m2, None, phased.m2 - phased.m1, 1000, {}, lookahead_ms=0)
+    got = Counter((t, p, o) for t, p, o, *_ in rows_of(df))
+    assert got == keyed(phased.cdc, phased.b) + keyed(phased.cdc, phased.c) + keyed(phased.other, phased.b_other)
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+def test_lookahead_covers_records_appended_after_until(spark, kafka_broker, phased):
+    # until = m1 with a margin reaching m2: records of B (appended after m1, e.g. late Kafka timestamps of
+    # events before m1) are read; the replay's event-time filter decides which ones belong to the window.
+    df = read_kafka(spark, kafka_broker.url(phased.cdc), None, phased.m1, phased.m2 - phased.m1, 1000, {})
+    got = Counter((t, p, o) for t, p, o, *_ in rows_of(df))
+    assert got == keyed(phased.cdc, phased.a) + keyed(phased.cdc, phased.b)
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+def test_checkpoint_continues_exactly_where_the_previous_plan_ended(spark, kafka_broker, phased):
+    url = kafka_broker.url(phased.cdc)
+    first = plan_kafka(url, phased.m1, phased.m2, 0, {})
+    checkpoint = {"sources": first.checkpoint_sources()}
+    assert {(s["source"], s["partition"]) for s in checkpoint["sources"]} == {(phased.cdc, p) for p in range(3)}
+    before = Counter((t, p, o) for t, p, o, *_ in rows_of(read_plan(spark, first, 3, {})))
+    after = Counter((t, p, o) for t, p, o, *_ in rows_of(read_kafka(spark, url, None, None, 0, 3, {}, checkpoint)))
+    assert not (set(before) & set(after))
+    assert before + after == keyed(phased.cdc, phased.b) + keyed(phased.cdc, phased.c)
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+def test_plan_is_bounded_at_planning_time_and_rereads_the_same_records(spark, kafka_broker):
+    topic = fresh_topic(kafka_broker, 2, "grow")
+    first = produce_round_robin(kafka_broker, topic, 2, canal_messages(5, 10))
+    plan = plan_kafka(kafka_broker.url(topic), None, None, 0, {})
+    produce_round_robin(kafka_broker, topic, 2, canal_messages(6, 6))  # appended after planning
+    one = rows_of(read_plan(spark, plan, 3, {}))
+    two = rows_of(read_plan(spark, plan, 3, {}))
+    assert Counter((t, p, o) for t, p, o, *_ in one) == keyed(topic, first)
+    assert sorted(one, key=repr) == sorted(two, key=repr)
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+def test_empty_partitions_and_empty_windows(spark, kafka_broker):
+    topic = fresh_topic(kafka_broker, 4, "sparse")
+    produced = kafka_broker.produce(topic, [(p, b"k", b"v%d" % i) for i, p in enumerate([0, 2, 2, 0, 2])])
+    plan = plan_kafka(kafka_broker.url(topic), None, None, 0, {})
+    assert [(r.partition, r.start, r.end) for r in plan.ranges] == [(0, 0, 2), (1, 0, 0), (2, 0, 3), (3, 0, 0)]
+    df = read_plan(spark, plan, 1, {})
+    assert df.rdd.getNumPartitions() == 5  # one split per record here; empty partitions need none
+    assert sorted((p, o) for _, p, o, *_ in rows_of(df)) == sorted(produced)
+    boundary = wait_ms_boundary()
+    empty = read_kafka(spark, kafka_broker.url(topic), boundary, None, 0, 10, {})
+    assert empty.schema == RAW_SPARK and empty.count() == 0
+
+
+@pytest.mark.kafka
+@pytest.mark.spark
+def test_binary_messages_keep_bytes_and_positions(spark, kafka_broker):
+    fmt, msgs = binary_messages(12)
+    topic = fresh_topic(kafka_broker, 3, "bin")
+    produced = produce_round_robin(kafka_broker, topic, 3, msgs)
+    rows = rows_of(read_kafka(spark, kafka_broker.url(topic), None, None, 0, 2, {}))
+    assert {(p, o): (k, v) for _, p, o, k, v, *_ in rows} == {pos: kv[:2] for pos, kv in produced.items()}
+    if fmt == "dts-avro":
+        from cdc_codecs import Position
+        codec = get_codec(fmt)
+        for t, p, o, _, value, *_ in rows:
+            assert codec.decode(value, Position(t, p, o))
+
+
+@pytest.mark.kafka
+def test_unknown_topic_is_a_usage_error(kafka_broker):
+    with pytest.raises(UsageError, match="topic 'no-such-topic' does not exist"):
+        plan_kafka(kafka_broker.url("no-such-topic"), None, None, 0, {})
+
+
+# --- Reading a split against a log with gaps (compaction, transaction markers): no broker needed ----------
+
+class _Record(SimpleNamespace):
+    pass
+
+
+class _CompactedLog:
+    """A consumer over a partition whose offsets 2-4, 8 and 10-11 were compacted away (log end 12, and a
+    record at 12 appended after planning). Like Kafka, a fetch returns the surviving records of a batch and
+    moves the position past the batch's last offset, including removed ones."""
+
+    def __init__(self, batches):
+        self.batches, self.pos, self.closed = batches, None, False
+
+    def assign(self, tps):
+        self.tp = tps[0]
+
+    def seek(self, tp, offset):
+        self.pos = offset
+
+    def poll(self, timeout_ms):
+        for batch_end, offsets in self.batches:
+            if batch_end > self.pos:
+                recs = [_Record(topic="t", partition=0, offset=o, timestamp=1000 + o, key=None,
+                                value=b"v%d" % o, headers=[]) for o in offsets if o >= self.pos]
+                self.pos = batch_end
+                return {self.tp: recs}
+        return {}
+
+    def position(self, tp):
+        return self.pos
+
+    def close(self):
+        self.closed = True
+
+
+LOG = [(4, [0, 1]), (8, [5, 6, 7]), (12, [9]), (13, [12])]
+
+
+@pytest.mark.parametrize("start, end, expected", [
+    (0, 12, [0, 1, 5, 6, 7, 9]),  # stops at the planned end although fewer records than offsets
+    (2, 5, []),  # a split entirely inside a gap is empty and ends (position passes 5)
+    (6, 10, [6, 7, 9]),
+    (10, 12, []),  # the last offsets of the range were removed: ends on the position, not on a record
+])
+def test_split_reading_stops_at_the_end_offset_not_at_a_record_count(monkeypatch, start, end, expected):
+    log = _CompactedLog(LOG)
+    monkeypatch.setattr(kafka_source, "_consumer", lambda *a, **k: log)
+    batches = list(kafka_source.read_split(Split("t", 0, start, end), ("h:1",), {}, stall_timeout_s=1))
+    assert [o for b in batches for o in b.column("pos_offset").to_pylist()] == expected
+    assert log.closed
+
+
+def test_split_reading_fails_clearly_when_the_partition_stops_short_of_the_plan(monkeypatch):
+    log = _CompactedLog([(4, [0, 1])])  # the broker never gets past offset 4
+    monkeypatch.setattr(kafka_source, "_consumer", lambda *a, **k: log)
+    monkeypatch.setattr(kafka_source, "POLL_TIMEOUT_MS", 1)
+    with pytest.raises(kafka_source.KafkaReadError, match="t partition 0: no progress at offset 4"):
+        list(kafka_source.read_split(Split("t", 0, 0, 9), ("h:1",), {}, stall_timeout_s=0.2))
