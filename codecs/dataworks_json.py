@@ -36,7 +36,7 @@ from typing import Any, Optional, Sequence
 from . import jsontext
 from .base import Capabilities, Codec, EncodedMessage, message_key
 from .canal_json import apply_fix, derive_fix, is_json_number, literal, unliteral
-from .event import Column, DecodeError, EncodeError, Event, Image, Op, Position
+from .event import Column, EncodeError, Event, Image, Op, Position
 from .jsontext import JsonNumber
 from .types import family
 
@@ -47,6 +47,7 @@ CONTROL_OPS = {"MHEARTBEAT": Op.HEARTBEAT, "TRANSACTION_BEGIN": Op.BEGIN, "TRANS
                "XACOMMIT": Op.COMMIT, "GTID": Op.HEARTBEAT, "XAROLLBACK": Op.HEARTBEAT}
 CONTROL_NAMES = {Op.HEARTBEAT: "MHEARTBEAT", Op.BEGIN: "TRANSACTION_BEGIN", Op.COMMIT: "TRANSACTION_END"}
 TYPE_KIND = {"LONG": "num", "DOUBLE": "num", "BOOLEAN": "bool", "DATE": "date", "BYTES": "str", "STRING": "str"}
+DATE_TYPE, JDBC_TIMESTAMP = "timestamp(3)", 93
 FAMILY_TYPE = {"int": "LONG", "float": "DOUBLE", "bool": "BOOLEAN", "binary": "BYTES", "timestamp": "DATE"}
 # Where the fix paths descend into objects, so the vendor data holds single keys, not whole blocks.
 NESTED = {("schema",), ("schema", "source"), ("payload",), ("payload", "timestamp"), ("payload", "ddl")}
@@ -110,9 +111,6 @@ class DataWorksJsonCodec(Codec):
         names = [c.name for c in columns]
         if not pk and ROW_ID in names:
             pk = [ROW_ID]  # no primary key: the RDS hidden row id is what identifies the row
-        for i, key in enumerate(pk or ()):
-            if key not in names:
-                raise self.error(f"schema.primaryKey[{i}]", position, f"{key!r} is not a column in schema.dataColumn")
         timestamp = self._obj(payload, "timestamp", "payload.timestamp", position) or {}
         event_ms = timestamp.get("eventTime")
         if event_ms is not None and not (isinstance(event_ms, JsonNumber) and re.fullmatch(r"-?\d+", event_ms)):
@@ -159,6 +157,11 @@ class DataWorksJsonCodec(Codec):
             type_name = col.get("type")
             if type_name is not None and not isinstance(type_name, str):
                 raise self.error(f"schema.dataColumn[{i}].type", position, f"expected a type name, got {type_name!r}")
+            if type_name == "DATE":
+                # DataWorks DATE is an instant in epoch ms: declared as timestamp(3) so types.family() gives the
+                # "timestamp" family its canonical text has (the name "DATE" would say calendar date)
+                out.append(Column(col["name"], DATE_TYPE, JDBC_TIMESTAMP))
+                continue
             out.append(Column(col["name"], type_name, None, TYPE_KIND.get(type_name or "") == "num"))
         return tuple(out)
 
@@ -211,7 +214,7 @@ class DataWorksJsonCodec(Codec):
     def _cell(self, value: Any, column: Column, where: str, position: Position) -> tuple[Optional[str], str]:
         if value is None:
             return None, "null"
-        if column.type_name == "DATE" and isinstance(value, JsonNumber):
+        if column.type_name == DATE_TYPE and isinstance(value, JsonNumber):
             text = _ms_to_seconds(value)
             if text is not None and _to_json("date", text) == value:
                 return text, "date"
@@ -287,6 +290,12 @@ class DataWorksJsonCodec(Codec):
         """The message the canonical fields describe (for own events, before the vendor fixes)."""
         own = e.format == FORMAT
         columns = list(e.columns)
+        declared = {c.name for c in columns}
+        for image in (e.before, e.after):  # a typeless source (Mongo, OMS Default) declares nothing
+            for name in image or {}:
+                if name not in declared:
+                    declared.add(name)
+                    columns.append(Column(name))
         source: Optional[dict[str, Any]] = None
         if e.database is not None or e.table is not None or e.schema is not None:
             source = {"dbName": e.database}
@@ -373,7 +382,7 @@ def _kind(column: Column, own: bool) -> str:
 
 
 def _dw_type(column: Column, own: bool) -> Optional[str]:
-    if own:
+    if own and column.type_name != DATE_TYPE:
         return column.type_name
     fam = family(column.type_name, column.jdbc_type)
     if column.number and fam not in FAMILY_TYPE:

@@ -36,7 +36,6 @@ import base64
 import binascii
 import json
 import re
-from dataclasses import replace
 from datetime import date
 from decimal import Decimal
 from typing import Any, Optional, Sequence
@@ -44,9 +43,9 @@ from typing import Any, Optional, Sequence
 from . import jsontext
 from .base import Capabilities, Codec, EncodedMessage, message_key
 from .canal_json import apply_fix, derive_fix, is_json_number, literal, unliteral
-from .event import Column, DecodeError, EncodeError, Event, Image, Op, Position
+from .event import Column, EncodeError, Event, Op, Position
 from .jsontext import JsonNumber
-from .types import JDBC, decimal_precision_scale, family
+from .types import JDBC, family
 
 FORMAT = "debezium-json"
 OPS = {"r": Op.SNAPSHOT, "c": Op.INSERT, "i": Op.INSERT, "u": Op.UPDATE, "d": Op.DELETE, "t": Op.TRUNCATE,

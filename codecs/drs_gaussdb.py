@@ -16,9 +16,7 @@ from __future__ import annotations
 
 import base64
 import re
-from datetime import datetime
 from typing import Any, Optional
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from .drs_json import OP_TO_TYPE, Dialect, DrsJsonCodec, Values, base64_bytes, text_field
 from .event import Column, Event, Position
@@ -113,16 +111,9 @@ class GaussValues(Values):
         stamp, zone = m.groups()
         offset = _CANON_OFFSET.match(zone)
         if offset is None:
-            # A zone id: PostgreSQL prints the offset in force at that instant.
-            try:
-                local = datetime.fromisoformat(stamp[:26]).replace(tzinfo=ZoneInfo(zone))
-            except (ValueError, ZoneInfoNotFoundError):
-                return text
-            total = int(local.utcoffset().total_seconds())
-            sign = "-" if total < 0 else "+"
-            h, rest = divmod(abs(total), 3600)
-            mi, s = divmod(rest, 60)
-            offset = _CANON_OFFSET.match(f"{sign}{h:02d}:{mi:02d}" + (f":{s:02d}" if s else ""))
+            # A zone id (from another format) has no PostgreSQL rendering; writing the offset in force would
+            # lose the zone, so the canonical text is written as is and read back as is.
+            return text
         sign, h, mi, s = offset.groups()
         return f"{stamp}{sign}{h}" + (f":{mi}" if mi != "00" or s else "") + (f":{s}" if s else "")
 
@@ -135,7 +126,7 @@ GAUSS_DIALECT = Dialect(
     types_key="columnType",
     notes="UPDATE old is the full before image; DELETE row in old (accepted in data too); id is DRS's monotonic "
           "sequence; sqlType holds DRS type codes (jdbc_type is derived from the type name); a zone id in a "
-          "timestamptz value is written as its offset; no heartbeat, transaction or truncate records.",
+          "timestamptz value is written verbatim (PostgreSQL prints offsets); no heartbeat, transaction or truncate records.",
 )
 
 

@@ -76,6 +76,14 @@ def _rec(short: str, body: Any) -> tuple[str, Any]:
     return (f"{NS}.{short}", body)
 
 
+def writable(value: Any) -> Any:
+    """fastavro's writer does not take tuple notation for an enum inside an array's union; the items union has
+    no string branch, so the bare symbol is unambiguous."""
+    if isinstance(value, tuple) and short_name(value[0]) == "EmptyObject":
+        return value[1]
+    return value
+
+
 def python_charset(name: str) -> str:
     key = name.strip().lower()
     target = _CHARSETS.get(key, key)
@@ -229,9 +237,18 @@ def _kind_for(column: Column, text: str) -> dict:
 
 
 def image_value(column: Column, spec: Mapping[str, Any], text: Optional[str]) -> Any:
-    """Canonical text -> DTS image item (the derivation the decoder compares against)."""
+    """Canonical text -> DTS image item (the derivation the decoder compares against). A text the typed form
+    cannot hold (a 7-9 digit fraction of a second, WKT in a binary column) is written as a utf8mb4 Character so
+    the value survives exactly; only its type is lost (see NOTES.md)."""
     if text is None:
         return None
+    try:
+        return _typed_image_value(column, spec, text)
+    except ValueError:
+        return _rec("Character", {"charset": "utf8mb4", "value": text.encode("utf-8")})
+
+
+def _typed_image_value(column: Column, spec: Mapping[str, Any], text: str) -> Any:
     if "kind" not in spec:
         spec = _kind_for(column, text)
     kind = spec["kind"]
@@ -483,8 +500,10 @@ class DtsAvroCodec(Codec):
         if event.op not in _OP_OUT:
             raise EncodeError(self.name, "operation", f"cannot encode {event.op.value}")
         op = vendor.get("operation") if event.op is Op.HEARTBEAT and "operation" in vendor else _OP_OUT[event.op]
-        columns = event.columns or tuple(Column(n) for n in dict.fromkeys([*(event.after or {}),
-                                                                           *(event.before or {})]))
+        # Image keys the declared columns do not list (e.g. Mongo's _id) are columns too.
+        known = {c.name for c in event.columns}
+        columns = tuple(event.columns) + tuple(
+            Column(n) for n in dict.fromkeys([*(event.after or {}), *(event.before or {})]) if n not in known)
         specs, raw = vendor.get("specs", {}), vendor.get("raw", {})
         datum: dict[str, Any] = {
             "version": vendor.get("version", 0),
@@ -558,7 +577,7 @@ class DtsAvroCodec(Codec):
         out = []
         for col in columns:
             if col.name not in image:
-                out.append(_rec("EmptyObject", "NONE"))
+                out.append("NONE")  # EmptyObject.NONE: not present in this image
                 continue
             text = image[col.name]
             kept = raw.get(col.name)
@@ -569,7 +588,7 @@ class DtsAvroCodec(Codec):
                 except (ValueError, KeyError, UnicodeDecodeError):
                     same = False
                 if same:
-                    out.append(original)
+                    out.append(writable(original))
                     continue
             try:
                 out.append(image_value(col, specs.get(col.name, {}), text))

@@ -442,7 +442,13 @@ def column_value(column: Column, spec: Mapping[str, Any], text: Optional[str]) -
     dt = data_type(column.type_name, column.jdbc_type)
     if text is None:
         return {"type_info": dt, "value": None}
-    return {"type_info": "STRING" if dt == "NULL" else dt, "value": _typed_value(dt, column, spec, text)}
+    try:
+        value = _typed_value(dt, column, spec, text)
+    except ValueError:
+        # The typed form cannot hold this text (WKT in a binary column, a value of another type): the string
+        # branch keeps it exactly; only the value's type is lost. See NOTES.md.
+        value = ("string", text)
+    return {"type_info": "STRING" if dt == "NULL" else dt, "value": value}
 
 
 def _typed_value(dt: str, column: Column, spec: Mapping[str, Any], text: str) -> Any:
@@ -768,7 +774,8 @@ class OmsAvroCodec(Codec):
             "pkIndexes": self._pk_indexes(event, names, vendor),
             "ukIndexes": vendor.get("ukIndexes"),
             "beforeImages": self._encode_image("before", event.before, columns, specs, raw.get("before", {})),
-            "afterImages": self._encode_image("after", event.after, columns, specs, raw.get("after", {})),
+            "afterImages": self._encode_image("after", self._full_after(event, columns), columns, specs,
+                                              raw.get("after", {})),
             "sql": self._sql(event, vendor),
             "tags": vendor.get("tags"),
             "total": -1, "index": -1, "beforeImageBytes": b"", "afterImageBytes": b"",
@@ -787,10 +794,10 @@ class OmsAvroCodec(Codec):
         return event.position.offset
 
     def _encode_columns(self, event: Event) -> tuple[Column, ...]:
-        if event.columns:
-            return event.columns
-        names = dict.fromkeys([*(event.after or {}), *(event.before or {})])
-        return tuple(Column(n) for n in names)
+        # Image keys the declared columns do not list (e.g. Mongo's _id) are columns too.
+        known = {c.name for c in event.columns}
+        extra = [n for n in dict.fromkeys([*(event.after or {}), *(event.before or {})]) if n not in known]
+        return tuple(event.columns) + tuple(Column(n) for n in extra)
 
     def _pk_indexes(self, event: Event, names: list[str], vendor: Mapping) -> Optional[list[int]]:
         if "pkIndexes" in vendor or "ukIndexes" in vendor:
@@ -804,6 +811,15 @@ class OmsAvroCodec(Codec):
         if missing:
             raise EncodeError(self.name, "pkIndexes", f"key columns {missing} are not among the fields")
         return [names.index(k) for k in event.primary_key]
+
+    def _full_after(self, event: Event, columns: Sequence[Column]) -> Optional[Image]:
+        """An UPDATE after image that lacks columns (SharePlex, Mongo $set, DTS EmptyObject: 'not changed /
+        not logged') takes them from the before image: OMS images are positional and always complete."""
+        after, before = event.after, event.before
+        if event.op is not Op.UPDATE or after is None or not before or not after:
+            return after
+        missing = {c.name: before[c.name] for c in columns if c.name not in after and c.name in before}
+        return {**after, **missing} if missing else after
 
     def _sql(self, event: Event, vendor: Mapping) -> Optional[str]:
         if event.op is Op.DDL:

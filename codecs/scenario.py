@@ -38,7 +38,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("c_enum", "enum('a','b','c')", 1),
     Column("c_set", "set('x','y','z')", 1),
     Column("c_json", "json", 1111),
-    Column("c_geometry", "geometry", -2),
+    Column("c_geometry", "geometry", 1111),  # WKT text: OTHER, not binary
 )
 PRIMARY_KEY = ("id",)
 

@@ -281,6 +281,10 @@ def run(args: argparse.Namespace) -> int:
     replays = [_replay_info(r) for r in args.replay]
     state = _dir_arg(args.state, "--state")
     base = _dir_arg(args.base, "--base")
+    if args.reference:
+        from .reference import resolve
+
+        resolve(args.reference)  # a bad --reference (unset variable, password typed in) fails before Spark starts
     report = args.report or str(state / "verification.json")
     from .spark import session
 

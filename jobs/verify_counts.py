@@ -6,7 +6,8 @@ from the events alone, with Spark SQL window functions:
 * every data event becomes one or two *facts* about a primary-key value: SNAPSHOT/INSERT/UPDATE say "the key of
   the after image is present", DELETE says "the key of the before image is absent", and an UPDATE whose before
   key differs from its after key also says "the old key is absent";
-* the rows of the ``--base`` state are facts "present" that come before every event (phase 0);
+* the rows of the ``--base`` state are facts "present" that come before every event (phase 0), full-sync rows
+  without a vendor sequence come next (phase 1: they cannot be placed among the changes), then the changes;
 * per (table, key) the last fact in the canonical order (sequence, then archive position) wins, facts before the
   table's last TRUNCATE are dropped, and the table's expected row count is the number of keys whose last fact is
   "present".
@@ -55,12 +56,21 @@ def _complete_key(image: str) -> Column:
     return F.when(img.isNotNull() & ((F.size(F.col("primary_key")) == 0) | has_all), image_key(image))
 
 
-def order_struct(phase: int) -> Column:
-    """The canonical order (sequence, archive position) behind a leading phase: base state 0, events 1."""
+def order_struct(phase: Column | int) -> Column:
+    """The canonical order (sequence, archive position) behind a leading phase."""
     return F.struct(
-        F.lit(phase).alias("phase"), F.col("sequence").alias("sequence"), F.col("pos_source").alias("src"),
-        F.col("pos_partition").alias("part"), F.col("pos_offset").alias("off"), F.col("pos_index").alias("idx"),
+        (phase if isinstance(phase, Column) else F.lit(phase)).alias("phase"),
+        F.coalesce(F.col("sequence"), F.array().cast("array<decimal(38,0)>")).alias("sequence"),
+        F.col("pos_source").alias("src"), F.col("pos_partition").alias("part"), F.col("pos_offset").alias("off"),
+        F.col("pos_index").alias("idx"),
     )
+
+
+def event_phase() -> Column:
+    """0 is the --base state; 1 a full-sync row without a vendor sequence: it cannot be placed in the change
+    stream, so it is the baseline every change of its key overrides; 2 every other event."""
+    no_seq = F.coalesce(F.size(F.col("sequence")), F.lit(0)) <= 0
+    return F.when((F.col("op") == "SNAPSHOT") & no_seq, F.lit(1)).otherwise(F.lit(2))
 
 
 def event_facts(events: DataFrame) -> DataFrame:
@@ -82,7 +92,8 @@ def event_facts(events: DataFrame) -> DataFrame:
     )
     return (
         events.where(_has_table() & op.isin(*DATA_OPS, "TRUNCATE"))
-        .select("table_name", "op", "event_time_ms", order_struct(1).alias("ord"), F.explode(facts).alias("f"))
+        .select("table_name", "op", "event_time_ms", order_struct(event_phase()).alias("ord"),
+                F.explode(facts).alias("f"))
         .select("table_name", "op", "event_time_ms", "ord", F.col("f.key").alias("key"),
                 F.col("f.present").alias("present"))
     )

@@ -132,7 +132,7 @@ def test_malformed_template_and_other_errors():
         CODEC.decode(raw("malformed-overall-template.json"), Position("topic", partition=2, offset=77))
     err = info.value
     assert (err.vendor, err.field, err.position.partition, err.position.offset) == \
-           ("dataworks-json", "schema.primaryKey[0]", 2, 77)
+           ("dataworks-json", "payload.sequenceId", 2, 77)
     body = jsontext.loads(raw("doc-insert.json"))[0]
     cases = [
         (("payload", "op"), "INSERT/UPDATE_BEFOR", "payload.op"),
@@ -189,7 +189,7 @@ def test_scenario_round_trip_up_to_capabilities():
     insert = back[2]
     types = {c.name: c.type_name for c in insert.columns}
     assert (types["id"], types["c_double"], types["c_blob"], types["c_timestamp"], types["c_decimal"]) == \
-           ("LONG", "DOUBLE", "BYTES", "DATE", "STRING")
+           ("LONG", "DOUBLE", "BYTES", "timestamp(3)", "STRING")
 
 
 def test_update_without_before_image_cannot_be_written():

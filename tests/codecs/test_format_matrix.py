@@ -66,7 +66,7 @@ def project(events, caps: list[Capabilities]):
         if any(c.before_image == "none" for c in caps) and op is Op.UPDATE:
             before = None
         if any(c.after_image == "changed" for c in caps) and op is Op.UPDATE:
-            after = {k: v for k, v in after.items() if k not in before or before[k] != v}
+            after = {k: v for k, v in after.items() if k not in (before or {}) or before[k] != v}
         if op is Op.DELETE and any(c.delete_image == "key" for c in caps):
             before = {k: v for k, v in (before or {}).items() if k in e.primary_key}
         if op.is_data:

@@ -33,16 +33,17 @@ def test_dag_folder_parses_without_errors_in_well_under_a_second_per_file(sample
 
 def test_trigger_form(sample_pipelines):
     dag = parse().dags["cdc_replay"]
-    schema = {name: p.schema for name, p in dag.params.items()}
+    params = {name: dag.params.get_param(name) for name in dag.params}
+    schema = {name: p.schema for name, p in params.items()}
     for name, s in schema.items():  # every field is labelled, explained and placed in a section
-        assert s.get("title") and s.get("description") and s.get("section"), name
+        assert s.get("title") and params[name].description and s.get("section"), name
     assert {s["section"] for s in schema.values()} == {"Source", "Window", "Tables", "Target", "Merge", "Verify"}
     assert schema["format"]["enum"] == ["", *sorted(FORMATS)]
     assert schema["to_format"]["enum"] == ["", *sorted(FORMATS)]
     assert schema["since"]["format"] == schema["until"]["format"] == "date-time"
     assert schema["pipeline"]["enum"] == ["", "sample_shop"]
     assert schema["tables"]["type"] == "array" and schema["merge"]["type"] == "boolean"
-    assert dag.schedule is None if hasattr(dag, "schedule") else True
+    assert dag.timetable.can_be_scheduled is False  # manual only
 
 
 def test_manual_dag_runs_validate_then_replay_merge_verify_on_spark(sample_pipelines):
@@ -65,7 +66,7 @@ def test_daily_dag_wiring(sample_pipelines):
 
     dag = parse().dags["cdc_daily_replay"]
     assert isinstance(dag.timetable, CronDataIntervalTimetable)
-    assert dag.timetable.summary == "@daily" and str(dag.timetable._timezone) in ("UTC", "Timezone('UTC')")
+    assert dag.timetable.expression in ("@daily", "0 0 * * *") and str(dag.timetable.timezone) in ("UTC", "Timezone('UTC')")
     assert dag.max_active_runs == 1
     group = dag.task_group_dict["pipeline"]
     assert type(group).__name__ == "MappedTaskGroup"  # one map index per pipeline
@@ -89,10 +90,11 @@ def test_bad_pipelines_never_break_parsing(tmp_path, monkeypatch, content):
     monkeypatch.setenv("CDC_REPLAY_PIPELINES", str(f))
     bag = parse()
     assert bag.import_errors == {} and set(bag.dags) == {"cdc_replay", "cdc_daily_replay"}
-    pipeline = bag.dags["cdc_replay"].params["pipeline"].schema
+    param = bag.dags["cdc_replay"].params.get_param("pipeline")
+    pipeline = param.schema
     if content and "broken" in content:
         assert pipeline["enum"] == ["", "broken", "ok"]
         assert "INVALID" in pipeline["values_display"]["broken"]
     else:
         assert pipeline["enum"] == [""]
-        assert "cannot be used" in pipeline["description"]
+        assert "cannot be used" in param.description

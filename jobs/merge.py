@@ -1,0 +1,286 @@
+"""`cdc-replay merge`: replayed events (+ an optional ``--base`` state) -> exact table state, published atomically.
+
+State directory layout (STATE):
+  STATE/<table_name>/        one Parquet table per source table (``db.table`` or ``db.schema.table``): source
+                             columns typed by ``cdc_jobs.state_types`` + ``_cdc_op``, ``_cdc_sequence``,
+                             ``_cdc_event_time_ms``, ``_cdc_source``, ``_cdc_partition``, ``_cdc_offset``,
+                             ``_cdc_index``, ``_cdc_format`` (the event that last wrote the row). Rows ordered by
+                             key, files named ``part-NNNNN.snappy.parquet``: same inputs -> identical bytes.
+  STATE/_history/<table>/    with ``--history``: SCD type 2 rows (source columns + ``_cdc_valid_from_sequence``,
+                             ``_cdc_valid_from_event_time_ms``, ``_cdc_valid_to_sequence``,
+                             ``_cdc_valid_to_event_time_ms``, ``_cdc_is_current``, ``_cdc_op``).
+  STATE/_canonical/          the exact state as canonical text (``merge_transform.CANONICAL_ARROW``), partitioned
+                             by ``kind`` (state | version) and ``table_name``: rows, tombstones of deleted keys
+                             and the last applied event per key. It is what ``--base`` reads, so typing never
+                             loses a value between days.
+  STATE/_state.json          tables, row counts, canonical column declarations and Spark types, primary key /
+                             identity, last sequence and position, DDL history per table.
+The whole directory is written to a staging sibling and swapped in at the end (``cdc_jobs.atomic``).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import json
+import math
+import os
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from . import merge_transform as mt
+from . import state_types as st
+from .atomic import staged_output
+from .errors import UsageError
+from .schemas import EVENT_SPARK
+
+STATE_FILE = "_state.json"
+CANONICAL = "_canonical"
+HISTORY = "_history"
+FORMAT_VERSION = 1
+ROWS_PER_FILE = 1_000_000
+META_COLUMNS = [("op", "_cdc_op"), ("sequence", "_cdc_sequence"), ("event_time_ms", "_cdc_event_time_ms"),
+                ("pos_source", "_cdc_source"), ("pos_partition", "_cdc_partition"), ("pos_offset", "_cdc_offset"),
+                ("pos_index", "_cdc_index"), ("format", "_cdc_format")]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Inputs
+
+
+def _local(path: str) -> Path:
+    return Path(path[len("file://"):] if path.startswith("file://") else path)
+
+
+def table_patterns(values: Sequence[str]) -> list[str]:
+    return [p.strip() for v in values or () for p in v.split(",") if p.strip()]
+
+
+def read_events(spark: SparkSession, replays: Sequence[str], patterns: Sequence[str]) -> DataFrame:
+    paths = []
+    for r in replays:
+        events = _local(r) / "events"
+        if not events.is_dir():
+            raise UsageError(f"--replay {r}: no events/ directory (is it the --out of `cdc-replay replay`?)")
+        paths.append(str(events))
+    df = spark.read.schema(EVENT_SPARK).parquet(*paths)
+    if patterns:
+        cond = F.lit(False)
+        for p in patterns:
+            cond = cond | F.col("table_name").rlike(fnmatch.translate(p))
+        df = df.filter(cond)
+    return df
+
+
+def read_base(spark: SparkSession, base: str) -> tuple[dict, DataFrame]:
+    root = _local(base)
+    state_file = root / STATE_FILE
+    if not state_file.is_file():
+        raise UsageError(f"--base {base}: no {STATE_FILE} (is it the --out of an earlier `cdc-replay merge`?)")
+    state = json.loads(state_file.read_text())
+    if state.get("format_version") != FORMAT_VERSION:
+        raise UsageError(f"--base {base}: {STATE_FILE} format_version {state.get('format_version')!r}, "
+                         f"this merge reads {FORMAT_VERSION}")
+    canonical = spark.read.schema(mt.CANONICAL_SPARK).parquet(str(root / CANONICAL))
+    return state, canonical
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Small aggregates collected to the driver (DDL, column declarations, per-table statistics)
+
+
+def _order(r: Any) -> mt.OrderKey:
+    return mt.order_key(r["rank"], r["sequence"], r["pos_source"], r["pos_partition"], r["pos_offset"],
+                        r["pos_index"])
+
+
+def collect_ddls(events: DataFrame, known: set[str]) -> dict[str, list[mt.DdlEvent]]:
+    out: dict[str, list[mt.DdlEvent]] = {}
+    for r in mt.schema_events(events).collect():
+        if r["hash"] in known:
+            continue  # re-sent DDL already applied by the base state
+        out.setdefault(r["table_name"], []).append(mt.DdlEvent(
+            _order(r), r["op"], r["ddl"], r["event_time_ms"], r["hash"], tuple(mt.parse_ddl(r["ddl"], r["op"]))))
+    for v in out.values():
+        v.sort(key=lambda d: d.order)
+    return out
+
+
+def collect_column_lists(events: DataFrame) -> dict[str, list[tuple]]:
+    out: dict[str, list[tuple]] = {}
+    for r in mt.column_lists(events).collect():
+        decl = [mt.ColumnDecl(n, t, j) for n, t, j in zip(r["names"], r["types"], r["jdbc"])]
+        out.setdefault(r["table_name"], []).append((_order(r["first"]), _order(r["last"]), decl, list(r["pk"])))
+    return out
+
+
+def table_stats(canonical: DataFrame) -> dict[str, dict]:
+    state = canonical.filter(F.col("kind") == "state")
+    order = F.struct(*mt.ORDER_FIELDS, "event_time_ms")
+    rows = state.groupBy("table_name").agg(
+        F.sum(F.when(~F.col("deleted"), 1).otherwise(0)).alias("rows"),
+        F.sum(F.when(F.col("deleted"), 1).otherwise(0)).alias("tombstones"),
+        F.max(order).alias("last")).collect()
+    stats = {}
+    for r in rows:
+        last = r["last"]
+        stats[r["table_name"]] = {
+            "rows": int(r["rows"]), "tombstones": int(r["tombstones"]),
+            "last_sequence": [str(s) for s in (last["sequence"] or [])],
+            "last_position": {"source": last["pos_source"], "partition": last["pos_partition"],
+                              "offset": last["pos_offset"], "index": last["pos_index"]},
+            "last_event_time_ms": last["event_time_ms"],
+        }
+    return stats
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Typed output
+
+
+def _typings(spark_table: DataFrame, columns: Sequence[mt.ColumnDecl]) -> list[tuple[mt.ColumnDecl, st.Typing, str]]:
+    """Declared typing per column, downgraded to string where some value would not survive exactly."""
+    planned = [(c, st.typing_for(c.type_name, c.jdbc_type)) for c in columns]
+    checks = []
+    for i, (c, t) in enumerate(planned):
+        if not t.is_string:
+            text = F.try_element_at("image", F.lit(c.name))
+            checks.append(F.sum(F.when(st.exact(text, st.typed(text, t), t), 0).otherwise(1)).alias(f"c{i}"))
+    inexact = spark_table.agg(*checks).first().asDict() if checks else {}
+    result = []
+    for i, (c, t) in enumerate(planned):
+        bad = inexact.get(f"c{i}") or 0
+        if bad:
+            result.append((c, st.Typing(t.family, st.STRING),
+                           f"{bad} value(s) not exactly representable as {t.spark_type}: kept as text"))
+        else:
+            result.append((c, t, ""))
+    return result
+
+
+def _source_columns(typings) -> list:
+    return [st.typed(F.try_element_at("image", F.lit(c.name)), t).alias(c.name) for c, t, _ in typings]
+
+
+def _finish_files(directory: Path) -> None:
+    """Deterministic file names (Spark's carry a random UUID) and no checksum side files."""
+    for dirpath, _, files in os.walk(directory):
+        d = Path(dirpath)
+        for f in files:
+            if f.endswith(".crc"):
+                (d / f).unlink()
+        parts = sorted(f for f in files if f.startswith("part-") and not f.endswith(".crc"))
+        for i, f in enumerate(parts):
+            suffix = ".snappy.parquet" if f.endswith(".snappy.parquet") else ".parquet"
+            (d / f).rename(d / f"part-{i:05d}{suffix}")
+
+
+def write_table(rows: DataFrame, typings, n_rows: int, out: Path) -> None:
+    parts = max(1, math.ceil(n_rows / ROWS_PER_FILE))
+    (rows.repartition(parts, "_key").sortWithinPartitions("_key", "_dup")
+     .select(*_source_columns(typings), *[F.col(a).alias(b) for a, b in META_COLUMNS])
+     .write.parquet(str(out)))
+    _finish_files(out)
+
+
+def write_history(versions: DataFrame, typings, out: Path) -> None:
+    h = mt.history_versions(versions)
+    (h.repartition(1).sortWithinPartitions("_key", "_dup", *mt.ORDER_FIELDS)
+     .select(*_source_columns(typings),
+             F.col("sequence").alias("_cdc_valid_from_sequence"),
+             F.col("event_time_ms").alias("_cdc_valid_from_event_time_ms"),
+             F.col("_to_sequence").alias("_cdc_valid_to_sequence"),
+             F.col("_to_event_time_ms").alias("_cdc_valid_to_event_time_ms"),
+             F.col("_to_rank").isNull().alias("_cdc_is_current"),
+             F.col("op").alias("_cdc_op"))
+     .write.parquet(str(out)))
+    _finish_files(out)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The job
+
+
+def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional[str] = None,
+          tables: Sequence[str] = (), history: bool = False) -> dict:
+    """Write the merged state into ``out`` (a staging directory); returns the ``_state.json`` content."""
+    events = read_events(spark, replays, table_patterns(tables))
+    base_state, base_canonical = read_base(spark, base) if base else ({"tables": {}}, None)
+    base_tables: dict = base_state.get("tables", {})
+
+    known_ddl = {d["hash"] for t in base_tables.values() for d in t.get("ddl_history", [])}
+    ddls = collect_ddls(events, known_ddl)
+    lists = collect_column_lists(events)
+
+    work = mt.prepare_events(events.filter(F.col("op").isin(*mt.DATA_OPS) & F.col("table_name").isNotNull()))
+    if base_canonical is not None:
+        work = work.unionByName(mt.prepare_base(base_canonical.filter(F.col("kind") == "state")))
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    canonical = mt.apply_events(work, partitions, ddls, history)
+    if history and base_canonical is not None:
+        canonical = canonical.unionByName(base_canonical.filter(F.col("kind") == "version")
+                                          .select(*mt.CANONICAL_ARROW.names))
+    canonical_dir = out / CANONICAL
+    (canonical.sortWithinPartitions("kind", "table_name", "_key", "_dup", *mt.ORDER_FIELDS)
+     .write.partitionBy("kind", "table_name").parquet(str(canonical_dir)))
+    _finish_files(canonical_dir)
+
+    stored = spark.read.schema(mt.CANONICAL_SPARK).parquet(str(canonical_dir))
+    stats = table_stats(stored)
+    names = sorted(set(stats) | set(ddls) | set(lists) | set(base_tables))
+    result_tables = {}
+    for name in names:
+        previous = base_tables.get(name, {})
+        base_cols = [mt.ColumnDecl(c["name"], c.get("type_name"), c.get("jdbc_type"))
+                     for c in previous.get("columns", [])]
+        table_lists = lists.get(name, [])
+        columns = mt.evolve_columns(base_cols, [(f, l, d) for f, l, d, _ in table_lists], ddls.get(name, []))
+        pk = previous.get("primary_key", [])
+        if table_lists:
+            pk = max(table_lists, key=lambda x: x[1])[3]
+        rows = stored.filter((F.col("table_name") == name) & ~F.col("deleted"))
+        state_rows = rows.filter(F.col("kind") == "state")
+        typings = _typings(rows if history else state_rows, columns)
+        s = stats.get(name, {"rows": 0, "tombstones": 0, "last_sequence": [], "last_position": None,
+                             "last_event_time_ms": None})
+        write_table(state_rows, typings, s["rows"], out / name)
+        if history:
+            write_history(stored.filter((F.col("table_name") == name) & (F.col("kind") == "version")), typings,
+                          out / HISTORY / name)
+        has_row_id = any(c.name == mt.ROW_ID for c in columns)
+        result_tables[name] = {
+            **s,
+            "primary_key": pk,
+            "identity": ("primary key" if pk else
+                         mt.ROW_ID if has_row_id else "row hash (SHA-256 of the non-NULL column values)"),
+            "columns": [{**c.as_dict(), "family": t.family, "spark_type": t.spark_type,
+                         **({"note": note} if note else {})} for c, t, note in typings],
+            "ddl_history": previous.get("ddl_history", []) + [d.history_entry() for d in ddls.get(name, [])],
+        }
+    state = {"format_version": FORMAT_VERSION, "history": history,
+             "inputs": {"replay": list(replays), "base": base, "tables": list(tables)},
+             "tables": result_tables}
+    (out / STATE_FILE).write_text(json.dumps(state, indent=2, sort_keys=True, default=_json_default) + "\n")
+    return state
+
+
+def _json_default(v: Any) -> Any:
+    if isinstance(v, Decimal):
+        return str(v)
+    raise TypeError(type(v))
+
+
+def run(args: Any) -> int:
+    from .spark import session
+
+    spark = session("cdc-replay merge")
+    with staged_output(args.out) as stage:
+        state = merge(spark, args.replay, stage, base=args.base, tables=args.tables, history=args.history)
+    for name, t in state["tables"].items():
+        print(f"{name}: {t['rows']} rows ({t['tombstones']} deleted keys kept as tombstones), "
+              f"{len(t['ddl_history'])} DDL, last sequence {t['last_sequence'] or '-'}")
+    print(f"merged {len(state['tables'])} table(s) into {args.out}")
+    return 0

@@ -1,0 +1,149 @@
+"""The Docker deployment, checked statically (no Docker engine here): the services exist and agree with each
+other - names, ports, volumes, connections, images - and with the project (Airflow pin, pipelines, DAG folder)."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+
+REPO = Path(__file__).resolve().parents[2]
+DOCKER = REPO / "docker"
+sys.path.insert(0, str(REPO / "dags"))
+
+
+@pytest.fixture(scope="module")
+def compose() -> dict:
+    return yaml.safe_load((DOCKER / "compose.yaml").read_text())  # resolves anchors and << merges
+
+
+@pytest.fixture(scope="module")
+def services(compose) -> dict:
+    return compose["services"]
+
+
+def env(service: dict) -> dict:
+    e = service.get("environment") or {}
+    return e if isinstance(e, dict) else dict(x.split("=", 1) for x in e)
+
+
+AIRFLOW = ["airflow-apiserver", "airflow-scheduler", "airflow-dag-processor", "airflow-triggerer"]
+SPARK = ["spark-master", "spark-worker-1", "spark-worker-2"]
+
+
+def test_services(services):
+    assert set(AIRFLOW + SPARK + ["postgres", "airflow-init", "kafka"]) <= set(services)
+    assert not any("zookeeper" in name for name in services)  # Kafka runs in KRaft mode
+
+
+def test_one_project_image_built_from_the_dockerfile(services):
+    for name in AIRFLOW + ["airflow-init"]:
+        s = services[name]
+        assert s["image"] == "cdc-replay:latest", name
+        assert (DOCKER / s["build"]["context"] / s["build"]["dockerfile"]).resolve() == DOCKER / "Dockerfile"
+    for name in SPARK:  # executors need the driver's exact Python, pyspark and cdc_codecs
+        assert services[name]["image"] == "cdc-replay:latest", name
+    commands = {n: " ".join(services[n]["command"]) if isinstance(services[n]["command"], list)
+                else services[n]["command"] for n in AIRFLOW}
+    assert commands == {"airflow-apiserver": "api-server", "airflow-scheduler": "scheduler",
+                        "airflow-dag-processor": "dag-processor", "airflow-triggerer": "triggerer"}
+
+
+def test_dockerfile_matches_the_project():
+    text = (DOCKER / "Dockerfile").read_text()
+    pinned = re.search(r'"apache-airflow==([\d.]+)"', (REPO / "pyproject.toml").read_text()).group(1)
+    assert re.search(rf"ARG AIRFLOW_VERSION={re.escape(pinned)}\b", text)
+    assert "FROM apache/airflow:${AIRFLOW_VERSION}" in text
+    assert "openjdk-17-jre-headless" in text and "-c constraints.txt" in text
+    for src in re.findall(r"^COPY (?:--\S+ )*(.+?) \S+$", text, flags=re.M):
+        for part in src.split():
+            assert (REPO / part).exists(), f"Dockerfile copies {part}, which is not in the repository"
+    assert re.search(r"CDC_REPLAY_PIPELINES=/opt/cdc-replay/docker/pipelines.yaml", text)
+
+
+def test_metadata_db_is_the_postgres_service(services):
+    pg = env(services["postgres"])
+    for name in AIRFLOW + ["airflow-init"]:
+        url = env(services[name])["AIRFLOW__DATABASE__SQL_ALCHEMY_CONN"]
+        m = re.match(r"postgresql\+psycopg2://([^:]+):[^@]+@([^:/]+):5432/(\w+)$", url)
+        assert m, url
+        assert (m.group(1), m.group(2), m.group(3)) == (pg["POSTGRES_USER"], "postgres", pg["POSTGRES_DB"])
+        deps = services[name]["depends_on"]
+        assert deps["postgres"]["condition"] == "service_healthy"
+        if name != "airflow-init":
+            assert deps["airflow-init"]["condition"] == "service_completed_successfully"
+    assert "healthcheck" in services["postgres"]
+
+
+def test_spark_connection_points_at_the_master_in_client_mode(services, monkeypatch):
+    master = " ".join(services["spark-master"]["command"])
+    assert "--host spark-master" in master and "--port 7077" in master
+    for w in ("spark-worker-1", "spark-worker-2"):
+        assert "spark://spark-master:7077" in " ".join(services[w]["command"])
+        assert "spark-master" in services[w]["depends_on"]
+    conns = {env(services[n])["AIRFLOW_CONN_SPARK_DEFAULT"] for n in AIRFLOW}
+    assert len(conns) == 1
+    # Resolve it the way the operator will: the provider's hook builds the real spark-submit command.
+    from airflow.providers.apache.spark.hooks.spark_submit import SparkSubmitHook
+
+    monkeypatch.setenv("AIRFLOW_CONN_SPARK_DEFAULT", conns.pop())
+    cmd = SparkSubmitHook(conn_id="spark_default")._build_spark_submit_command("/app.py")
+    assert cmd[cmd.index("--master") + 1] == "spark://spark-master:7077"
+    assert cmd[cmd.index("--deploy-mode") + 1] == "client"
+    # Executors connect back to the driver, which runs in the scheduler's task processes.
+    sched = services["airflow-scheduler"]
+    assert sched["hostname"] == env(sched)["SPARK_LOCAL_HOSTNAME"] == "airflow-scheduler"
+    assert "spark-master" in sched["depends_on"]
+
+
+def test_shared_data_volume_and_pipelines(services, compose):
+    for name in AIRFLOW + ["spark-worker-1", "spark-worker-2"]:
+        assert "cdc-data:/data" in services[name]["volumes"], name
+    declared = set(compose["volumes"])
+    for s in services.values():
+        for v in s.get("volumes", []):
+            src = v.split(":")[0]
+            assert src.startswith((".", "/")) or src in declared, f"undeclared volume {src}"
+    from cdc_replay_common import pipelines as pl
+
+    pipes = pl.load(DOCKER / "pipelines.yaml")
+    assert pipes.errors == {}
+    for p in pipes.valid.values():  # outputs must be on the volume executors and Airflow share
+        assert p.state_root.startswith("/data/"), p.name
+        assert all(a.startswith("/data/") for a in p.archive)
+    kafka_env = env(services["kafka"])
+    advertised = dict(re.findall(r"(\w+)://([^,]+)", kafka_env["KAFKA_ADVERTISED_LISTENERS"]))
+    shop = pipes.valid["shop_kafka"]
+    assert shop.kafka_bootstrap == advertised["PLAINTEXT"] == "kafka:9092"
+    assert shop.sink.startswith("kafka://kafka:9092/")
+    assert f"AIRFLOW_CONN_{shop.kafka_conn_id.upper()}" in env(services["airflow-scheduler"])
+    for name in AIRFLOW:
+        assert env(services[name])["CDC_REPLAY_PIPELINES"] == "/opt/cdc-replay/docker/pipelines.yaml"
+
+
+def test_kafka_is_kraft(services):
+    e = env(services["kafka"])
+    assert services["kafka"]["image"].startswith("apache/kafka:")
+    assert set(e["KAFKA_PROCESS_ROLES"].split(",")) == {"broker", "controller"}
+    assert e["KAFKA_CONTROLLER_QUORUM_VOTERS"] == f"{e['KAFKA_NODE_ID']}@kafka:9093"
+    assert "CONTROLLER" in e["KAFKA_CONTROLLER_LISTENER_NAMES"]
+
+
+def test_ports_and_dependencies(services):
+    host_ports = [p.split(":")[0] for s in services.values() for p in s.get("ports", [])]
+    assert len(host_ports) == len(set(host_ports)), host_ports
+    assert "8080" in [p.split(":")[0] for p in services["airflow-apiserver"]["ports"]]
+    api = env(services["airflow-scheduler"])["AIRFLOW__CORE__EXECUTION_API_SERVER_URL"]
+    assert api.startswith("http://airflow-apiserver:8080/")
+    for name, s in services.items():
+        deps = s.get("depends_on") or []
+        for dep in (deps if isinstance(deps, list) else deps.keys()):
+            assert dep in services, f"{name} depends on unknown service {dep}"
+    for name in AIRFLOW:
+        e = env(services[name])
+        json.loads(e["AIRFLOW_CONN_SPARK_DEFAULT"])
+        assert e["AIRFLOW__API_AUTH__JWT_SECRET"] == env(services["airflow-apiserver"])["AIRFLOW__API_AUTH__JWT_SECRET"]
