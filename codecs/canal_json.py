@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import replace
 from decimal import Decimal
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 from . import jsontext
 from .base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
@@ -63,9 +63,31 @@ def derive_fix(original: Mapping[str, Any], derived: Mapping[str, Any], paths: I
         if not have:
             if want:
                 fixes.append([list(path), None])
-        elif not want or jsontext.normalise(orig) != jsontext.normalise(der):
+        elif not want or not same_json(orig, der):
             fixes.append([list(path), literal(orig)])
     return fixes
+
+
+def same_json(a: Any, b: Any) -> bool:
+    """``jsontext.normalise(a) == jsontext.normalise(b)`` without building the normalised copies (decode runs
+    this for every metadata key of every message): numbers equal only to numbers with the same literal."""
+    a_num, b_num = isinstance(a, JsonNumber), isinstance(b, JsonNumber)
+    if a_num or b_num:
+        return a_num and b_num and str.__eq__(a, b)
+    if isinstance(a, dict):
+        if not isinstance(b, dict) or len(a) != len(b):
+            return False
+        for key, value in a.items():
+            if key not in b or not same_json(value, b[key]):
+                return False
+        return True
+    if isinstance(a, list):
+        if not isinstance(b, list) or len(a) != len(b):
+            return False
+        return all(same_json(x, y) for x, y in zip(a, b))
+    if isinstance(b, (dict, list)):
+        return False
+    return a == b
 
 
 def fix_paths(original: Mapping[str, Any], derived: Mapping[str, Any], skip: set[str],
@@ -124,9 +146,12 @@ def render(text: Optional[str], bare: bool) -> Any:
     return JsonNumber(text) if bare and is_json_number(text) else text
 
 
+_INT = re.compile(r"-?\d+\Z")
+
+
 def int_field(value: Any) -> Optional[int]:
     """An integer metadata field written as a bare number or a string of digits."""
-    if isinstance(value, str) and re.fullmatch(r"-?\d+", value):
+    if isinstance(value, str) and _INT.match(value):
         return int(value)
     return None
 
@@ -140,6 +165,71 @@ DDL_TYPES = {"CREATE", "ALTER", "ERASE", "QUERY", "TRUNCATE", "RENAME", "CINDEX"
              "XAROLLBACK"}
 STANDARD_KEYS = ("data", "database", "es", "id", "isDdl", "mysqlType", "old", "pkNames", "sql", "sqlType",
                  "table", "ts", "type")
+
+
+_PLAIN_CELLS = {str, type(None)}
+_COLUMNS_CACHE: dict[tuple, "_Declared"] = {}
+_COLUMNS_CACHE_SIZE = 4096
+# The key order of a derived (encoder-built) row message: derived-only keys are fixed in this order.
+_DERIVED_KEYS = ("database", "table", "pkNames", "es", "ts", "id", "mysqlType", "sqlType", "type", "isDdl", "sql",
+                 "data", "old")
+
+
+def _canonical_int(value: Any) -> bool:
+    """A bare JSON integer written the way ``str(int)`` writes it (so re-deriving gives the same literal)."""
+    if not isinstance(value, JsonNumber):
+        return False
+    try:
+        return str(int(value)) == value
+    except ValueError:
+        return False
+
+
+def _data_fixes(msg: dict, event_ms: Optional[int], declared: "_Declared") -> list[list[Any]]:
+    """``generic_fixes`` of a row message, computed key by key instead of building the message ``_build`` would
+    write and diffing it. Each test below mirrors what ``_build`` derives for an event decoded from this very
+    message; ``tests/codecs/test_canal_json_fast.py`` checks the result against ``generic_fixes``."""
+    es_text = None if event_ms is None else str(event_ms)
+    fixes: list[list[Any]] = []
+    for key, value in msg.items():
+        if key == "type" or key == "data" or key == "old":
+            continue  # type: the DML type the op was read from; data/old: the rows themselves
+        if key == "database" or key == "table":
+            same = value is not None  # derived: the decoded name, or "" for null
+        elif key == "es" or key == "ts":
+            same = value is None if es_text is None else (isinstance(value, JsonNumber)
+                                                          and str.__eq__(value, es_text))
+        elif key == "id":
+            same = isinstance(value, JsonNumber) and str.__eq__(value, "0")
+        elif key == "pkNames":
+            same = value is None or (type(value) is list and len(value) > 0)  # [] is derived as null
+        elif key == "mysqlType":  # derived from the non-empty type names only
+            same = isinstance(value, dict) and declared.mysql_named
+        elif key == "sqlType":  # derived as bare integers in str(int) spelling
+            same = isinstance(value, dict) and declared.sql_canonical
+        elif key == "isDdl":
+            same = value is False
+        elif key == "sql":
+            same = isinstance(value, str) and value == ""
+        else:
+            same = False  # a key the encoder does not write
+        if not same:
+            fixes.append([[key], literal(value)])
+    if len(msg) < len(_DERIVED_KEYS) or not _DERIVED_SET.issubset(msg):
+        fixes.extend([[key], None] for key in _DERIVED_KEYS if key not in msg and key not in ("data", "old"))
+    return fixes
+
+
+class _Declared(NamedTuple):
+    """What a message's mysqlType/sqlType/row keys declare (cached per distinct declaration)."""
+
+    columns: tuple[Column, ...]
+    names: frozenset[str]
+    mysql_named: bool  # every mysqlType value is a non-empty name
+    sql_canonical: bool  # every sqlType value is a bare integer in str(int) spelling
+
+
+_DERIVED_SET = frozenset(_DERIVED_KEYS)
 
 
 class CanalJsonCodec(Codec):
@@ -166,12 +256,19 @@ class CanalJsonCodec(Codec):
         if not isinstance(msg, dict):
             raise self.error("$", position, "message is not a JSON object")
         events = self._events(msg, position)
-        derived = self._build(events)
-        skip = {"data", "old"} if events[0].op.is_data else set()
-        fixes = derive_fix(msg, derived, fix_paths(msg, derived, skip))
+        if events[0].op.is_data:
+            return events  # _row_events already attached the fixes (see _data_fixes)
+        fixes = self.generic_fixes(msg, events)
         if fixes:
             events = [e.with_(vendor={**e.vendor, "fix": fixes}) for e in events]
         return events
+
+    def generic_fixes(self, msg: dict, events: list[Event]) -> list[list[Any]]:
+        """The lossless-re-encode fixes by definition: build the message the encoder would write and diff it.
+        ``_data_fixes`` computes the same list for row messages without building anything (tests compare)."""
+        derived = self._build(events)
+        skip = {"data", "old"} if events[0].op.is_data else set()
+        return derive_fix(msg, derived, fix_paths(msg, derived, skip))
 
     def _events(self, msg: dict, position: Position) -> list[Event]:
         kind = msg.get("type")
@@ -186,7 +283,7 @@ class CanalJsonCodec(Codec):
         if es is not None and event_ms is None:
             raise self.error("es", position, f"expected epoch milliseconds, got {es!r}")
         pk = msg.get("pkNames")
-        if pk is not None and not (isinstance(pk, list) and all(is_text(p) for p in pk)):
+        if pk is not None and not (type(pk) is list and all(is_text(p) for p in pk)):
             raise self.error("pkNames", position, "expected a list of column names")
         common = dict(
             format=FORMAT, database=database, table=table, primary_key=tuple(pk or ()),
@@ -210,67 +307,80 @@ class CanalJsonCodec(Codec):
         if sql is not None and not is_text(sql):
             raise self.error("sql", position, "expected the DDL statement as a string")
         op = Op.TRUNCATE if kind == "TRUNCATE" else Op.DDL
-        columns = self._columns(msg, [], position)
+        columns = self._columns(msg, [], position).columns
         return Event(op=op, position=position, ddl=sql, columns=columns,
                      vendor={"type": kind}, **common)
 
     def _row_events(self, msg: dict, op: Op, position: Position, common: dict) -> list[Event]:
         data = msg.get("data")
-        if not isinstance(data, list) or not data:
+        if type(data) is not list or not data:
             raise self.error("data", position, f"{op.value} needs a non-empty list of rows")
         olds = msg.get("old")
-        if op is Op.UPDATE:
-            if not isinstance(olds, list) or len(olds) != len(data):
+        is_update = op is Op.UPDATE
+        if is_update:
+            if type(olds) is not list or len(olds) != len(data):
                 raise self.error("old", position, f"UPDATE needs one old row per data row ({len(data)})")
-        rows: list[tuple[dict, dict, Optional[dict]]] = []  # (cells, bare flags, old cells)
-        bare: dict[str, set[bool]] = {}
+        rows: list[tuple[dict, Image, Optional[Image]]] = []  # (row as received, cells, old cells)
+        numbers: set[str] = set()  # columns with at least one value written as a bare JSON number
         for i, row in enumerate(data):
-            cells = self._cells(row, f"data[{i}]", position, i, bare)
-            old = self._cells(olds[i], f"old[{i}]", position, i, bare) if op is Op.UPDATE else None
+            cells = self._cells(row, "data[", position, i, numbers)
+            old = self._cells(olds[i], "old[", position, i, numbers) if is_update else None
             rows.append((row, cells, old))
-        columns = self._columns(msg, data, position, bare)
+        declared = self._columns(msg, data, position, numbers)
+        columns, known = declared.columns, declared.names
+        fixes = _data_fixes(msg, common["event_time_ms"], declared)
+        kind = msg["type"]
+        pk = common["primary_key"]
+        pk_warnings = [f"pkNames names unknown column {k!r}" for k in pk if k not in known]
         events = []
         for i, (row, cells, old) in enumerate(rows):
-            before, after = self._images(op, cells, old)
-            vendor: dict[str, Any] = {"type": msg["type"]}
+            if op is Op.INSERT:
+                before, after = None, cells
+            elif op is Op.DELETE:
+                before, after = cells, None
+            else:
+                # Canal semantics: a column missing from `old` did not change, so its old value is the new one.
+                before, after = {**cells, **old}, cells
+            vendor: dict[str, Any] = {"type": kind}
             if old is not None:
                 vendor["old_keys"] = list(old)
-            warnings = _warnings(columns, common["primary_key"], cells, old)
+            warnings = pk_warnings + [f"old names column {k!r} that data does not have" for k in old or {}
+                                      if k not in cells]
             if warnings:
                 vendor["warnings"] = warnings
-            deviating = self._deviating(columns, row, olds[i] if old is not None else None)
-            if deviating:
-                vendor["render"] = deviating
-            events.append(Event(op=op, position=replace(position, index=i), before=before, after=after,
+            if numbers:  # only a column flagged as bare can have a deviating (string) cell
+                deviating = self._deviating(columns, row, olds[i] if old is not None else None)
+                if deviating:
+                    vendor["render"] = deviating
+            if fixes:
+                vendor["fix"] = fixes
+            where = position if position.index == i else replace(position, index=i)
+            events.append(Event(op=op, position=where, before=before, after=after,
                                 columns=columns, vendor=vendor, **common))
         return events
 
-    def _cells(self, row: Any, field: str, position: Position, index: int, bare: dict[str, set[bool]]) -> Image:
+    def _cells(self, row: Any, field: str, position: Position, index: int, numbers: set[str]) -> Image:
         if not isinstance(row, dict):
-            raise self.error(field, replace(position, index=index), "expected an object of column values")
+            raise self.error(f"{field}{index}]", replace(position, index=index), "expected an object of column values")
+        if set(map(type, row.values())) <= _PLAIN_CELLS:  # Alibaba dialect: all strings or null
+            return dict(row)
         cells: Image = {}
         for col, value in row.items():
             try:
                 text, is_number = scalar_text(value)
             except TypeError as exc:
-                raise self.error(f"{field}.{col}", replace(position, index=index),
+                raise self.error(f"{field}{index}].{col}", replace(position, index=index),
                                  f"a column value must be a string, number or null, got {exc}") from None
             cells[col] = text
-            if text is not None:
-                bare.setdefault(col, set()).add(is_number)
+            if is_number:
+                numbers.add(col)
         return cells
 
-    @staticmethod
-    def _images(op: Op, cells: Image, old: Optional[Image]) -> tuple[Optional[Image], Optional[Image]]:
-        if op is Op.INSERT:
-            return None, cells
-        if op is Op.DELETE:
-            return cells, None
-        # Canal semantics: a column missing from `old` did not change, so its old value is the new one.
-        return {**cells, **(old or {})}, cells
-
-    def _columns(self, msg: dict, data: list, position: Position,
-                 bare: Optional[dict[str, set[bool]]] = None) -> tuple[Column, ...]:
+    def _columns(self, msg: dict, data: list, position: Position, numbers: Optional[set[str]] = None
+                 ) -> _Declared:
+        """The declared columns (and their names). Every message of a table repeats the same declarations, so
+        the result is cached by everything it depends on (values *and* their JSON types, so a cached success
+        never hides a malformed declaration)."""
         mysql_types = msg.get("mysqlType")
         sql_types = msg.get("sqlType")
         if mysql_types is not None and not isinstance(mysql_types, dict):
@@ -278,7 +388,17 @@ class CanalJsonCodec(Codec):
         if sql_types is not None and not isinstance(sql_types, dict):
             raise self.error("sqlType", position, "expected an object of column -> java.sql.Types number")
         mysql_types, sql_types = mysql_types or {}, sql_types or {}
-        names = dict.fromkeys([*mysql_types, *sql_types, *(k for row in data for k in row)])
+        data_names = tuple(data[0]) if len(data) == 1 else tuple(dict.fromkeys(k for row in data for k in row))
+        numbers = frozenset(numbers or ())
+        key = (tuple(mysql_types.items()), tuple(map(type, mysql_types.values())), tuple(sql_types.items()),
+               tuple(map(type, sql_types.values())), data_names, numbers)
+        try:
+            cached = _COLUMNS_CACHE.get(key)
+        except TypeError:  # an unhashable (object/list) declaration: malformed, the slow path names it
+            key, cached = None, None
+        if cached is not None:
+            return cached
+        names = dict.fromkeys([*mysql_types, *sql_types, *data_names])
         columns = []
         for name in names:
             type_name = mysql_types.get(name)
@@ -289,9 +409,14 @@ class CanalJsonCodec(Codec):
             if jdbc is not None and jdbc_type is None:
                 raise self.error(f"sqlType.{name}", position, f"expected a java.sql.Types number, got {jdbc!r}")
             # A column is "bare" when the producer wrote its values as JSON numbers (OMS dialect).
-            number = True in (bare or {}).get(name, set())
-            columns.append(Column(name, type_name, jdbc_type, number))
-        return tuple(columns)
+            columns.append(Column(name, type_name, jdbc_type, name in numbers))
+        result = _Declared(tuple(columns), frozenset(names), all(mysql_types.values()),
+                           all(_canonical_int(v) for v in sql_types.values()))
+        if key is not None:
+            if len(_COLUMNS_CACHE) >= _COLUMNS_CACHE_SIZE:
+                _COLUMNS_CACHE.clear()
+            _COLUMNS_CACHE[key] = result
+        return result
 
     @staticmethod
     def _deviating(columns: tuple[Column, ...], row: dict, old: Optional[dict]) -> list[list[str]]:
@@ -364,14 +489,6 @@ class CanalJsonCodec(Codec):
                 old.append(_render_image(_old_cells(e, own), flags, "old", render_fix))
         msg.update(type=kind, isDdl=False, sql="", data=data, old=old if kind == "UPDATE" else None)
         return msg
-
-
-def _warnings(columns: tuple[Column, ...], pk: tuple[str, ...], cells: Image, old: Optional[Image]) -> list[str]:
-    """Inconsistencies some producers' documented examples show; kept as given, but said out loud."""
-    known = {c.name for c in columns}
-    out = [f"pkNames names unknown column {k!r}" for k in pk if k not in known]
-    out += [f"old names column {k!r} that data does not have" for k in old or {} if k not in cells]
-    return out
 
 
 def _merge_columns(group: Sequence[Event]) -> list[Column]:

@@ -4,25 +4,43 @@
 (``{"_id": ObjectId("..."), "c1": "baz"}``): constructors such as ``ObjectId(...)``, ``NumberLong(...)``,
 ``ISODate(...)``, ``new BinData(...)`` and ``/regex/`` literals are not JSON, so a small parser reads them.
 
-Canonical representation (documented for the merge):
-- table = collection (``coll``), database = ``db``, ``primary_key = ("_id",)``;
-- an image maps each *top-level* field to the compact JSON text of its value, constructors kept verbatim
-  (``"c1" -> '"baz"'``, ``"_id" -> 'ObjectId("64650cf67dc36a464e76e583")'``, ``"tags" -> '["a","b"]'``);
-  a JSON ``null`` field is None; ``Column.number`` marks bare numbers; there are no declared types;
+Canonical representation (documented for the merge; tests/fixtures/drs-mongo/NOTES.md has the full table):
+- table = collection (``coll``), database = ``db``;
+- an image maps each *top-level* field to the canonical text of its value, and ``Column.type_name`` names the
+  BSON type the value was written as, so the text means the same as in the relational formats:
+  ``string`` -> the text; ``int32``/``int64``/``double`` -> the literal (``NumberLong("9")`` -> ``9``);
+  ``decimal128`` -> the digits; ``bool`` -> true/false; ``objectId`` -> the 24 hex digits; ``binData`` (subtype
+  0, else ``binData(<subtype>)``) -> base64; BSON date -> ``timestamp(3)``: epoch seconds with 3 fraction digits
+  (an instant, the canonical ``timestamp`` family); BSON ``Timestamp(t, i)`` -> ``bsonTimestamp`` "t:i";
+  ``object``/``array`` -> compact shell JSON text; ``regex``/``minKey``/``maxKey``/``undefined`` -> the
+  literal; any other constructor -> its compact text, typed by the constructor name. ``null`` is None (type
+  ``null``). ``Column.number`` marks bare numbers. The type names are chosen so that ``types.family`` reads them
+  correctly (with ``jdbc_type`` for the Mongo-only names): ``date``/``timestamp`` would read as SQL DATE / epoch;
 - insert: after = the document. delete (recordType ``doc``): before = ``value`` (the deleted document's key);
-- update (recordType ``update``): before = the ``where`` filter's fields; after = the ``where`` fields (the
-  document still has them) plus every ``$set`` field (dotted paths stay one field name, e.g. ``"a.b"``) plus
-  every ``$unset`` field as **None**. A removed field is therefore NULL for a relational merge; a document-aware
-  merge removes the fields listed in ``vendor["unset"]`` (field -> the ``$unset`` argument text) instead;
+- update (recordType ``update``): before = the ``where`` filter's fields (the document key, not a before image);
+  after = the ``where`` fields (the document still has them) plus every ``$set`` field (dotted paths stay one
+  field name, e.g. ``"a.b"``) plus every ``$unset`` field as **None**. A removed field is therefore NULL for a
+  relational merge; a document-aware merge removes the fields listed in ``vendor["unset"]`` (field -> the
+  ``$unset`` argument text) instead;
 - replace (recordType ``replace``): before = the ``where`` fields, after = the whole new document. Fields of the
   old document that the new one lacks are gone; ``vendor["recordType"] == "replace"`` tells a document-aware
   merge to drop them (the event cannot list them: the oplog does not carry the old document);
+- ``primary_key`` = ``("_id",)`` when the document (or key) has an ``_id``, as every MongoDB document does;
+  otherwise the fields of the key document (``where`` of an update, ``value`` of a delete), which is how a
+  relational row written into this format keeps its key; an insert without ``_id`` declares none;
 - ``vendor["recordType"]`` always holds the record type; other update operators ($inc, $push, ...) are not
   documented for DRS and are rejected rather than guessed.
 
-Lossless re-encode: as in ``drs_json``, the message is derived from the event (Java-driver spacing) and header
-keys that differ, including ``value``/``where`` text with other spacing or key order, are kept in
-``vendor["fix"]``; a fixed text is reused only while it still decodes to the event's images.
+Encoding events of other formats: values by type family (integers and floats as bare numbers, decimals as
+``NumberDecimal("...")`` so that they do not read back as doubles, binary as ``new BinData(0, "<base64>")``,
+true/false booleans bare, everything else as strings); an update is ``$set`` of every after field but the
+unchanged key, with ``where`` = the primary-key columns; a delete's ``value`` is the primary-key columns;
+full-sync rows are INSERT.
+
+Lossless re-encode: as in ``drs_json``, the message is derived from the event (Java-driver spacing and
+spelling) and header keys that differ, including ``value``/``where`` text with other spacing, key order or
+constructor spelling, are kept in ``vendor["fix"]``; a fixed text is reused only while it still decodes to the
+event's images and column types.
 """
 
 from __future__ import annotations
@@ -30,7 +48,8 @@ from __future__ import annotations
 import json
 import re
 from dataclasses import dataclass
-from decimal import Decimal
+from datetime import date
+from decimal import Decimal, InvalidOperation
 from typing import Any, Optional, Sequence
 
 from .base import Capabilities, Codec, EncodedMessage, message_key
@@ -45,8 +64,7 @@ OPS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, "DDL": Op.
 OP_NAMES = {Op.INSERT: "INSERT", Op.SNAPSHOT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE", Op.DDL: "DDL"}
 RECORD_TYPES = {Op.INSERT: ("insert",), Op.UPDATE: ("update", "replace")}
 UPDATE_OPERATORS = ("$set", "$unset")
-PRIMARY_KEY = ("_id",)
-
+ID = "_id"
 
 # --------------------------------------------------------------------------------------------------------------
 # MongoDB shell-mode JSON
@@ -136,6 +154,9 @@ class _Parser:
                 self.fail("bad regular expression")
             self.i = m.end()
             return Node("atom", m.group(0))
+        if self.s.startswith("-Infinity", self.i):
+            self.i += len("-Infinity")
+            return Node("atom", "-Infinity")
         m = _NUMBER.match(self.s, self.i)
         if c and (c in "-." or c.isdigit()) and m:
             self.i = m.end()
@@ -200,10 +221,14 @@ class _Parser:
 
 
 def key_name(token: str) -> str:
-    if token.startswith('"'):
-        return json.loads(token)
-    if token.startswith("'"):
-        return json.loads('"' + token[1:-1].replace('\\\'', "'").replace('"', '\\"') + '"')
+    """The text of a quoted token (double quotes as JSON, mongosh-style single quotes too); bare names as is."""
+    try:
+        if token.startswith('"'):
+            return json.loads(token)
+        if token.startswith("'"):
+            return json.loads('"' + token[1:-1].replace('\\\'', "'").replace('"', '\\"') + '"')
+    except json.JSONDecodeError as exc:
+        raise ShellSyntaxError(f"bad string {token[:20]!r}: {exc.msg}") from None
     return token
 
 
@@ -217,34 +242,226 @@ def fields(node: Node) -> list[tuple[str, Node]]:
     return [(name, value) for _, name, value in node.items]
 
 
-def canonical(node: Node) -> Optional[str]:
-    return None if node.kind == "atom" and node.text == "null" else node.compact()
 
 
-def render_document(image: Image, foreign_columns: Optional[dict[str, Column]] = None) -> str:
-    """An image back to shell-mode document text. Own events hold compact shell JSON per field; events of other
-    formats hold canonical text, written as a bare number / boolean where the type says so, binary as BinData, else
-    a string."""
-    parts = []
-    for name, text in image.items():
-        parts.append(f"{json.dumps(name, ensure_ascii=False)}: {_value_text(name, text, foreign_columns)}")
-    return "{" + ", ".join(parts) + "}"
+# --------------------------------------------------------------------------------------------------------------
+# BSON values <-> canonical text
 
 
-def _value_text(name: str, text: Optional[str], foreign_columns: Optional[dict[str, Column]]) -> str:
-    if text is None:
-        return "null"
-    if foreign_columns is None:
-        return parse_shell(text).shell()
-    column = foreign_columns.get(name) or Column(name)
+STRING, INT32, INT64, DOUBLE, DECIMAL128, BOOL = "string", "int32", "int64", "double", "decimal128", "bool"
+OBJECT_ID, BIN_DATA, DATE, BSON_TIMESTAMP, NULL = "objectId", "binData", "timestamp(3)", "bsonTimestamp", "null"
+OBJECT, ARRAY, REGEX = "object", "array", "regex"
+WORDS = {"MinKey": "minKey", "MaxKey": "maxKey", "undefined": "undefined"}
+FLOAT_WORDS = ("NaN", "Infinity", "-Infinity")
+# java.sql.Types for the names types.family() does not know, so that other formats and the merge type them.
+JDBC_OF = {STRING: 12, INT32: 4, INT64: -5, DOUBLE: 8, DECIMAL128: 3, BOOL: 16, DATE: 93}
+BINARY_JDBC = -3
+# Types a foreign event may carry after an earlier trip through this format; their names are Mongo's own, so
+# they are rendered as Mongo values again (checked to read back identically).
+MONGO_ONLY = frozenset({DECIMAL128, OBJECT_ID, BSON_TIMESTAMP, REGEX, OBJECT, ARRAY, *WORDS.values()})
+
+_INT = re.compile(r"-?\d+")
+_HEX24 = re.compile(r"[0-9a-fA-F]{24}")
+_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
+_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})")
+_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
+_MS_PER_DAY = 86_400_000
+INT32_RANGE = range(-2**31, 2**31)
+
+
+@dataclass(frozen=True)
+class Typed:
+    """A field value as canonical text with the BSON type it was written as."""
+
+    type_name: str
+    text: Optional[str]
+    number: bool = False
+
+    def column(self, name: str) -> Column:
+        jdbc = BINARY_JDBC if is_bin_type(self.type_name) else JDBC_OF.get(self.type_name)
+        return Column(name, self.type_name, jdbc, self.number)
+
+
+def is_bin_type(type_name: Optional[str]) -> bool:
+    return bool(type_name) and (type_name == BIN_DATA or re.fullmatch(r"binData\(\d+\)", type_name) is not None)
+
+
+def bin_type(subtype: int) -> str:
+    return BIN_DATA if subtype == 0 else f"{BIN_DATA}({subtype})"
+
+
+def bin_subtype(type_name: str) -> int:
+    return 0 if type_name == BIN_DATA else int(type_name[len(BIN_DATA) + 1:-1])
+
+
+def typed(node: Node) -> Typed:
+    """The canonical text and BSON type of a parsed value. Raises ShellSyntaxError for a bare word that is no
+    shell-JSON value (``{"a": foo}``)."""
+    if node.kind in (OBJECT, ARRAY):
+        return Typed(node.kind, node.compact())
+    if node.kind == "call":
+        return _typed_call(node)
+    t = node.text
+    if t == "null":
+        return Typed(NULL, None)
+    if t in ("true", "false"):
+        return Typed(BOOL, t)
+    if t[0] in _STRING:
+        return Typed(STRING, key_name(t))
+    if t[0] == "/":
+        return Typed(REGEX, t)
+    if _INT.fullmatch(t):  # a bare integer is an int32 when it fits, as the Java driver reads it
+        return Typed(INT32 if int(t) in INT32_RANGE else INT64, t, True)
+    if _NUMBER.fullmatch(t) or t in FLOAT_WORDS:
+        return Typed(DOUBLE, t, True)
+    if t in WORDS:
+        return Typed(WORDS[t], t)
+    raise ShellSyntaxError(f"{t!r} is not a value")
+
+
+def _typed_call(node: Node) -> Typed:
+    name = node.text.removeprefix("new ")
+    args = node.items
+    strings = [key_name(a.text) for a in args if a.kind == "atom" and a.text[:1] in _STRING]
+    ints = [a.text for a in args if a.kind == "atom" and _INT.fullmatch(a.text)]
+    one_string = len(args) == 1 and len(strings) == 1
+    if name == "ObjectId" and one_string and _HEX24.fullmatch(strings[0]):
+        return Typed(OBJECT_ID, strings[0])
+    if name in ("NumberLong", "NumberInt") and len(args) == 1:
+        digits = strings[0] if one_string else (ints[0] if ints else "")
+        if _INT.fullmatch(digits):
+            return Typed(INT64 if name == "NumberLong" else INT32, digits)
+    if name == "NumberDecimal" and one_string and _is_decimal(strings[0]):
+        return Typed(DECIMAL128, strings[0])
+    if name == "BinData" and len(args) == 2 and len(ints) == 1 and len(strings) == 1 and args[0].text == ints[0] \
+            and 0 <= int(ints[0]) <= 255 and _BASE64.fullmatch(strings[0]):
+        return Typed(bin_type(int(ints[0])), strings[0])
+    if name in ("ISODate", "Date") and len(args) == 1:
+        if one_string and _ISO.fullmatch(strings[0]):
+            epoch = iso_to_epoch(strings[0])
+            if epoch is not None:
+                return Typed(DATE, epoch)
+        if ints:
+            return Typed(DATE, format(Decimal(int(ints[0])).scaleb(-3), "f"))
+    if name == "Timestamp" and len(args) == 2 and len(ints) == 2 and int(ints[0]) >= 0 and int(ints[1]) >= 0:
+        return Typed(BSON_TIMESTAMP, f"{ints[0]}:{ints[1]}")
+    return Typed(name, node.compact())  # UUID(...), DBRef(...), a malformed ObjectId(...): kept as written
+
+
+def _is_decimal(text: str) -> bool:
+    try:
+        Decimal(text)
+    except InvalidOperation:
+        return False
+    return True
+
+
+def iso_to_epoch(text: str) -> Optional[str]:
+    """``2023-05-17T09:18:31.439Z`` -> ``"1684315111.439"`` (exact integer arithmetic; at least 3 fraction
+    digits because BSON dates are milliseconds). None for an impossible date."""
+    m = _ISO.fullmatch(text)
+    assert m is not None
+    y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
+    try:
+        days = date(y, mo, d).toordinal() - _EPOCH_ORDINAL
+    except ValueError:
+        return None
+    if h > 23 or mi > 59 or s > 59:
+        return None
+    zone = m.group(8)
+    offset = 0
+    if zone != "Z":
+        hh, mm = int(zone[1:3]), int(zone[-2:])
+        offset = (hh * 3600 + mm * 60) * (-1 if zone[0] == "-" else 1)
+    frac = m.group(7) or ""
+    seconds = Decimal(days * 86400 + h * 3600 + mi * 60 + s - offset) + Decimal("0." + (frac or "0"))
+    return format(seconds.quantize(Decimal(1).scaleb(-max(3, len(frac)))), "f")
+
+
+def render_date(text: str) -> str:
+    """Epoch seconds -> the Java driver's shell form: ``ISODate("...Z")`` with milliseconds inside years
+    1..9999, ``new Date(<ms>)`` outside. Raises ValueError for text that is no whole number of milliseconds."""
+    try:
+        ms_dec = Decimal(text) * 1000
+    except InvalidOperation:
+        raise ValueError(f"not epoch seconds: {text!r}") from None
+    if not ms_dec.is_finite() or ms_dec != ms_dec.to_integral_value():
+        raise ValueError(f"not a whole number of milliseconds: {text!r}")
+    ms = int(ms_dec)
+    days, rem = divmod(ms, _MS_PER_DAY)
+    try:
+        day = date.fromordinal(_EPOCH_ORDINAL + days)
+    except (ValueError, OverflowError):
+        return f"new Date({ms})"
+    h, rem = divmod(rem, 3_600_000)
+    mi, rem = divmod(rem, 60_000)
+    s, milli = divmod(rem, 1000)
+    return f'ISODate("{day.isoformat()}T{h:02d}:{mi:02d}:{s:02d}.{milli:03d}Z")'
+
+
+def render_typed(text: str, type_name: Optional[str], number: bool) -> str:
+    """Canonical text back to shell JSON as the Java driver writes a value of that BSON type."""
+    if type_name == STRING:
+        return json.dumps(text, ensure_ascii=False)
+    if type_name in (INT32, INT64) and not number:
+        if type_name == INT32:
+            return f"NumberInt({text})"
+        return f"NumberLong({text})" if int(text) in INT32_RANGE else f'NumberLong("{text}")'
+    if type_name in (INT32, INT64, DOUBLE, BOOL):
+        return text
+    if type_name == DECIMAL128:
+        return f"NumberDecimal({json.dumps(text)})"
+    if type_name == OBJECT_ID:
+        return f'ObjectId("{text}")'
+    if is_bin_type(type_name):
+        return f"new BinData({bin_subtype(type_name)}, {json.dumps(text)})"
+    if type_name == DATE:
+        return render_date(text)
+    if type_name == BSON_TIMESTAMP:
+        t, i = text.split(":")
+        return f"Timestamp({t}, {i})"
+    return parse_shell(text).shell()  # object, array, regex, MinKey, other constructors: the text is shell JSON
+
+
+def render_foreign(text: str, column: Column) -> str:
+    """Canonical text of another format by its type family: numbers bare, decimals as NumberDecimal (a bare
+    fraction reads back as a double, which the Avro formats would then round), binary as BinData, the rest as
+    strings."""
     fam = family(column.type_name, column.jdbc_type)
-    if (fam in ("int", "decimal", "float") or column.number) and _NUMBER.fullmatch(text):
+    if fam == "decimal" and _NUMBER.fullmatch(text):
+        return f"NumberDecimal({json.dumps(text)})"
+    if fam == "int" and _INT.fullmatch(text):
+        return text
+    if (fam == "float" or column.number) and (_NUMBER.fullmatch(text) or text in FLOAT_WORDS):
         return text
     if fam == "bool" and text in ("true", "false"):
         return text
-    if fam == "binary":
-        return f"new BinData(0, {json.dumps(text)})"  # canonical binary is base64 already, as BinData wants
+    if fam == "binary" and _BASE64.fullmatch(text):
+        return f"new BinData(0, {json.dumps(text)})"
     return json.dumps(text, ensure_ascii=False)
+
+
+def render_value(text: Optional[str], column: Column, own: bool) -> str:
+    """One field value. Own events (and Mongo-only types of foreign ones) by the declared BSON type, as long as
+    that reads back to the same text and type; otherwise, and for other formats' events, by type family."""
+    if text is None:
+        return "null"
+    t = column.type_name
+    if own or t in MONGO_ONLY or is_bin_type(t):
+        try:
+            out = render_typed(text, t, column.number)
+            back = typed(parse_shell(out))
+        except (ShellSyntaxError, ValueError):
+            back, out = None, ""
+        if back is not None and (back.type_name, back.text) == (t, text):
+            return out
+    return render_foreign(text, column)
+
+
+def render_document(image: Image, columns: dict[str, Column], own: bool) -> str:
+    parts = [f"{json.dumps(name, ensure_ascii=False)}: {render_value(text, columns.get(name) or Column(name), own)}"
+             for name, text in image.items()]
+    return "{" + ", ".join(parts) + "}"
 
 
 # --------------------------------------------------------------------------------------------------------------
@@ -255,15 +472,19 @@ class DrsMongoCodec(Codec):
     vendor = "Huawei Cloud DRS"
     description = "Huawei DRS JSON for MongoDB/DDS: oplog entries with shell-JSON value/where, $set/$unset updates"
     capabilities = Capabilities(
-        typed_values=False,
+        typed_values=True,
         before_image="none",
+        after_image="changed",
         delete_image="key",
-        ops=frozenset({Op.SNAPSHOT, Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL}),
-        notes="Images are top-level document fields as compact shell JSON, no declared types; update/replace "
-              "before image is the where filter (the key), update after image only the $set fields plus the "
-              "key, $unset fields as None (listed in vendor.unset); delete carries only the key; a replace "
-              "after image is the whole document (vendor.recordType=replace); full-sync rows are written as "
-              "INSERT; no heartbeat, transaction or truncate records.",
+        ops=frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL}),  # full-sync rows are written as INSERT
+        notes="Images are top-level document fields as canonical text typed by their BSON type (string, int32, "
+              "int64, double, decimal128, bool, objectId as hex, binData as base64, dates as epoch seconds "
+              "'timestamp(3)', nested object/array as compact shell JSON). An update carries no before image: "
+              "its before is the where filter (the document key); its after is the key plus the $set fields "
+              "(a converted relational update sets every column), $unset fields as None (listed in "
+              "vendor.unset); a replace after image is the whole document (vendor.recordType=replace); a "
+              "delete carries only the key; full-sync rows are written as INSERT; no heartbeat, transaction or "
+              "truncate records.",
     )
 
     # ---------------------------------------------------------------------------------------------- decode
@@ -301,10 +522,13 @@ class DrsMongoCodec(Codec):
             return Event(ddl=value_text, vendor=vendor, **common)
         value = self._document(value_text, "value", position)
         where = self._document(where_text, "where", position) if where_text is not None else None
-        before, after = self._images(op, record_type, value, where, vendor, position)
-        columns = _columns(value, before, after)
-        return Event(before=before, after=after, columns=columns, primary_key=PRIMARY_KEY, vendor=vendor,
-                     **common)
+        columns: dict[str, Column] = {}
+        before, after = self._images(op, record_type, value, where, vendor, columns, position)
+        key = before if op is not Op.INSERT else after
+        primary_key = (ID,) if ID in (key or {}) else (() if op is Op.INSERT else tuple(key or {}))
+        names = dict.fromkeys([*(before or {}), *(after or {})])
+        return Event(before=before, after=after, columns=tuple(columns.get(n) or Column(n) for n in names),
+                     primary_key=primary_key, vendor=vendor, **common)
 
     def _document(self, text: Optional[str], field: str, position: Position) -> Node:
         if text is None:
@@ -316,21 +540,32 @@ class DrsMongoCodec(Codec):
             raise self.error(field, position, f"not a MongoDB shell-JSON document: {exc}") from None
         return node
 
+    def _fields(self, node: Node, path: str, columns: dict[str, Column], position: Position) -> Image:
+        """A document's fields as an image; their types go to ``columns`` (a later image's type wins)."""
+        image: Image = {}
+        for name, value in fields(node):
+            try:
+                t = typed(value)
+            except ShellSyntaxError as exc:
+                raise self.error(f"{path}.{name}", position, str(exc)) from None
+            image[name] = t.text
+            columns[name] = t.column(name)
+        return image
+
     def _images(self, op: Op, record_type: str, value: Node, where: Optional[Node], vendor: dict,
-                position: Position) -> tuple[Optional[Image], Optional[Image]]:
-        doc = {name: canonical(v) for name, v in fields(value)}
+                columns: dict[str, Column], position: Position) -> tuple[Optional[Image], Optional[Image]]:
         if op is Op.INSERT:
-            return None, doc
+            return None, self._fields(value, "value", columns, position)
         if op is Op.DELETE:
-            return doc, None
+            return self._fields(value, "value", columns, position), None
         if where is None:
             raise self.error("where", position, f"{record_type} needs the where filter (the document key)")
-        key = {name: canonical(v) for name, v in fields(where)}
+        key = self._fields(where, "where", columns, position)
         if record_type == "replace":
-            return key, doc
-        return key, {**key, **self._update(value, vendor, position)}
+            return key, self._fields(value, "value", columns, position)
+        return key, {**key, **self._update(value, vendor, columns, position)}
 
-    def _update(self, value: Node, vendor: dict, position: Position) -> Image:
+    def _update(self, value: Node, vendor: dict, columns: dict[str, Column], position: Position) -> Image:
         after: Image = {}
         operators = []
         for name, node in fields(value):
@@ -343,12 +578,13 @@ class DrsMongoCodec(Codec):
                                                             f"(documented: {', '.join(UPDATE_OPERATORS)})")
             if node.kind != "object":
                 raise self.error(f"value.{name}", position, "expected a document of fields")
-            for field_name, arg in fields(node):
-                if name == "$set":
-                    after[field_name] = canonical(arg)
-                else:
-                    after[field_name] = None
-                    vendor.setdefault("unset", {})[field_name] = arg.compact()
+            if name == "$set":
+                after.update(self._fields(node, f"value.{name}", columns, position))
+                continue
+            for field_name, arg in fields(node):  # $unset: the field is removed; its argument is no value
+                after[field_name] = None
+                columns.pop(field_name, None)
+                vendor.setdefault("unset", {})[field_name] = arg.compact()
         if not operators:
             raise self.error("value", position, "update without $set/$unset")
         if operators != ["$set"]:
@@ -376,7 +612,7 @@ class DrsMongoCodec(Codec):
             again = self._event(fixed, e.position)
         except DecodeError:
             again = None
-        if again is not None and (again.before, again.after) == (e.before, e.after):
+        if again is not None and _meaning(again) == _meaning(e):
             return fixed
         # the recorded value/where text no longer describes this event: keep the derived ones
         fixed["value"], fixed["where"] = derived.get("value"), derived.get("where")
@@ -399,40 +635,33 @@ class DrsMongoCodec(Codec):
 
     def _texts(self, e: Event, own: bool, record_type: Optional[str]
                ) -> tuple[Optional[str], Optional[str], Optional[str]]:
-        cols = None if own else {c.name: c for c in e.columns}
+        cols = {c.name: c for c in e.columns}
         if e.op is Op.DDL:
             return e.ddl, None, record_type
         if e.op in (Op.INSERT, Op.SNAPSHOT):
-            return render_document(e.after or {}, cols), None, "insert"
-        if e.op is Op.DELETE:
-            return render_document(e.before or {}, cols), None, record_type or "doc"
-        key = self._key(e, own)
-        where = render_document(key, cols)
+            return render_document(e.after or {}, cols, own), None, "insert"
+        if e.op is Op.DELETE:  # a DRS delete names the removed document by its key
+            image = e.before or {}
+            return render_document(image if own else _key_of(e, image), cols, own), None, record_type or "doc"
+        key = e.before if own and e.before is not None else _key_of(e, e.before or e.after or {})
+        where = render_document(key, cols, own)
         if record_type == "replace":
-            return render_document(e.after or {}, cols), where, record_type
-        return self._update_text(e, key, cols), where, "update"
+            return render_document(e.after or {}, cols, own), where, record_type
+        return self._update_text(e, key, cols, own), where, "update"
 
     @staticmethod
-    def _key(e: Event, own: bool) -> Image:
-        if own and e.before is not None:
-            return e.before
-        image = e.before or e.after or {}
-        pk = e.primary_key or tuple(k for k in PRIMARY_KEY if k in image)
-        return {k: image.get(k) for k in pk} if pk else dict(image)
-
-    @staticmethod
-    def _update_text(e: Event, key: Image, cols: Optional[dict[str, Column]]) -> str:
-        unset = e.vendor.get("unset", {}) if cols is None else {}
+    def _update_text(e: Event, key: Image, cols: dict[str, Column], own: bool) -> str:
+        unset = e.vendor.get("unset", {}) if own else {}
         after = e.after or {}
         set_fields = {k: v for k, v in after.items()
                       if not (k in unset and v is None) and not (k in key and key[k] == v)}
         unset_fields = {k: v for k, v in unset.items() if k in after and after[k] is None}
-        operators = e.vendor.get("operators") if cols is None else None
+        operators = e.vendor.get("operators") if own else None
         operators = operators or (["$set"] + (["$unset"] if unset_fields else []))
         parts = []
         for name in operators:
             if name == "$set":
-                parts.append(f'"$set": {render_document(set_fields, cols)}')
+                parts.append(f'"$set": {render_document(set_fields, cols, own)}')
             elif name == "$unset":
                 parts.append('"$unset": {' + ", ".join(
                     f"{json.dumps(k, ensure_ascii=False)}: {parse_shell(v).shell()}" for k, v in unset_fields.items())
@@ -442,14 +671,18 @@ class DrsMongoCodec(Codec):
         return "{" + ", ".join(parts) + "}"
 
 
-def _columns(value: Node, before: Optional[Image], after: Optional[Image]) -> tuple[Column, ...]:
-    """One undeclared Column per field; ``number`` when the document wrote a bare number."""
-    numbers = {name for name, v in fields(value) if v.is_number}
-    for name, v in fields(value):
-        if name in UPDATE_OPERATORS and v.kind == "object":
-            numbers |= {n for n, arg in fields(v) if arg.is_number and name == "$set"}
-    names = dict.fromkeys([*(before or {}), *(after or {})])
-    return tuple(Column(n, number=n in numbers) for n in names)
+def _key_of(e: Event, image: Image) -> Image:
+    """The document key of another format's row: its primary-key columns (the whole image without a key)."""
+    pk = e.primary_key or tuple(k for k in (ID,) if k in image)
+    if not pk:
+        return dict(image)
+    other = e.after if image is e.before else e.before
+    return {k: image[k] if k in image else (other or {}).get(k) for k in pk}
+
+
+def _meaning(e: Event) -> tuple:
+    """What a value/where text has to reproduce: the images and each field's type and bare-number flag."""
+    return e.before, e.after, {c.name: (c.type_name, c.number) for c in e.columns}
 
 
 CODEC = DrsMongoCodec()

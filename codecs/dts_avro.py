@@ -331,7 +331,8 @@ class DtsAvroCodec(Codec):
         delete_image="full",
         ops=frozenset({Op.SNAPSHOT, Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL, Op.BEGIN, Op.COMMIT, Op.HEARTBEAT}),
         transactions=True,
-        notes="Times carry microseconds at most (a 7-9 digit fraction cannot be encoded). TRUNCATE encodes as "
+        notes="Times carry microseconds: a 7-9 digit fraction (or any text the typed form cannot hold) is "
+              "written as a Character, value exact, type lost. TRUNCATE encodes as "
               "DDL. ROLLBACK/ABORT/CHECKPOINT/... records decode as HEARTBEAT with vendor['operation']. Column "
               "types are DTS value kinds (declared source types are not carried). sourceTimestamp is seconds.",
     )

@@ -44,7 +44,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 import fastavro
 
 from .base import Capabilities, Codec, EncodedMessage, message_key
-from .event import Column, DecodeError, EncodeError, Event, Image, Op, Position
+from .event import Column, EncodeError, Event, Image, Op, Position
 from .types import decimal_precision_scale, family
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
@@ -535,7 +535,9 @@ class OmsAvroCodec(Codec):
         delete_image="full",
         ops=frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL, Op.BEGIN, Op.COMMIT, Op.HEARTBEAT}),
         transactions=True,
-        notes="Images are positional to fields: every column or none (no 'not present'). No snapshot marker "
+        notes="Images are positional to fields: every column or none (no 'not present'); an UPDATE after "
+              "image missing columns is completed from the before image. Text a typed branch cannot hold is "
+              "written in the string branch (value exact, type lost). No snapshot marker "
               "(SNAPSHOT encodes as INSERT), TRUNCATE encodes as DDL. timestamp is whole seconds. Column types "
               "are the Avro DataTypes (declared source types are not carried). Large records are split into "
               "shards (total/index), reassembled by assemble().",

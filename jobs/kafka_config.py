@@ -7,13 +7,16 @@ from the command line, so secrets stay out of ``ps``, shell history and Spark/Ai
 setting *keys* only, never values.
 
 Files are JSON objects or Java-style properties. Keys may be written the kafka-python way (``sasl_mechanism``)
-or the Java way (``sasl.mechanism``); ``sasl.jaas.config`` with a Plain/Scram login module is translated to
-``sasl_plain_username``/``sasl_plain_password``.
+or the Java way (``sasl.mechanism``) or the librdkafka way of an Airflow Kafka connection (``sasl.username``,
+``ssl.ca.location``); ``sasl.jaas.config`` with a Plain/Scram login module is translated to
+``sasl_plain_username``/``sasl_plain_password``. Settings the jobs own (bootstrap servers, group, commits, acks,
+idempotence) are ignored with a warning; unknown keys are errors.
 """
 
 from __future__ import annotations
 
 import json
+import logging
 import os
 import re
 from dataclasses import dataclass
@@ -22,13 +25,17 @@ from typing import Any, Mapping, Optional
 
 from .errors import UsageError
 
+log = logging.getLogger(__name__)
+
 ENV_FILE = "CDC_REPLAY_KAFKA_CONFIG"
 ENV_JSON = "CDC_REPLAY_KAFKA_CONFIG_JSON"
 
 _HOST_PORT = re.compile(r"^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.\-_]+):(\d{1,5})$")
 _TOPIC = re.compile(r"^[A-Za-z0-9._\-]{1,249}$")
 
-# Settings the jobs decide themselves: reading must be manual and repeatable, writing durable and idempotent.
+# Settings the jobs decide themselves: reading must be manual and repeatable, writing durable and idempotent. An
+# Airflow Kafka connection usually carries some of them (bootstrap.servers, group.id): they are ignored, with a
+# warning that names the key.
 _OWNED = {
     "bootstrap_servers": "comes from the kafka:// URL",
     "group_id": "replay reads assigned partitions without a consumer group",
@@ -38,6 +45,17 @@ _OWNED = {
     "key_serializer": "messages are written as bytes", "value_serializer": "messages are written as bytes",
     "acks": "the sink always writes with acks=all", "enable_idempotence": "the sink is always idempotent",
     "transactional_id": "the sink is idempotent, not transactional",
+}
+# librdkafka (confluent-kafka, the Airflow Kafka provider's connection extras) and Java names -> kafka-python.
+_ALIASES = {
+    "sasl_mechanisms": "sasl_mechanism",
+    "sasl_username": "sasl_plain_username",
+    "sasl_password": "sasl_plain_password",
+    "ssl_ca_location": "ssl_cafile",
+    "ssl_certificate_location": "ssl_certfile",
+    "ssl_key_location": "ssl_keyfile",
+    "ssl_key_password": "ssl_password",
+    "ssl_crl_location": "ssl_crlfile",
 }
 _JAAS_USER = re.compile(r'username\s*=\s*"((?:[^"\\]|\\.)*)"')
 _JAAS_PASSWORD = re.compile(r'password\s*=\s*"((?:[^"\\]|\\.)*)"')
@@ -137,8 +155,13 @@ def normalise(settings: Mapping[str, Any]) -> dict[str, Any]:
             out["sasl_plain_username"] = user.group(1).replace('\\"', '"')
             out["sasl_plain_password"] = password.group(1).replace('\\"', '"')
             continue
+        key = _ALIASES.get(key, key)
         if key in _OWNED:
-            raise UsageError(f"Kafka setting '{raw_key}' cannot be configured: {_OWNED[key]}")
+            log.warning("Kafka setting '%s' is ignored: %s", raw_key, _OWNED[key])
+            continue
+        if key == "ssl_endpoint_identification_algorithm":
+            out["ssl_check_hostname"] = str(value).strip().lower() == "https"
+            continue
         if key not in known:
             raise UsageError(f"Kafka setting '{raw_key}' is not a kafka-python client setting")
         out[key] = _coerce(str(raw_key), value, known[key])

@@ -21,6 +21,7 @@ The whole directory is written to a staging sibling and swapped in at the end (`
 from __future__ import annotations
 
 import fnmatch
+import functools
 import json
 import math
 import os
@@ -66,7 +67,8 @@ def read_events(spark: SparkSession, replays: Sequence[str], patterns: Sequence[
         if not events.is_dir():
             raise UsageError(f"--replay {r}: no events/ directory (is it the --out of `cdc-replay replay`?)")
         paths.append(str(events))
-    df = spark.read.schema(EVENT_SPARK).parquet(*paths)
+    # One read per replay: each is its own partitioned table (Spark refuses several roots in one read).
+    df = functools.reduce(DataFrame.unionByName, [spark.read.schema(EVENT_SPARK).parquet(p) for p in paths])
     if patterns:
         cond = F.lit(False)
         for p in patterns:

@@ -275,11 +275,13 @@ def evolve_columns(base: Sequence[ColumnDecl], lists: Iterable[tuple[OrderKey, O
     by first sighting makes ``--base`` + today give the same column order as merging everything at once."""
     cols = [ColumnDecl(c.name, c.type_name, c.jdbc_type) for c in base]
     steps: list[tuple[OrderKey, int, Any]] = []
-    for first, last, decl in lists:
-        steps.append((first, 0, ("appear", decl)))
-        steps.append((last, 1, ("declare", decl)))
+    # At one order key the DDL goes first: a DDL event's own column list (Canal mysqlType, CloudCanal
+    # tableChanges) already describes the table after the statement.
     for d in ddls:
-        steps.append((d.order, 2, ("ddl", d.actions)))
+        steps.append((d.order, 0, ("ddl", d.actions)))
+    for first, last, decl in lists:
+        steps.append((first, 1, ("appear", decl)))
+        steps.append((last, 2, ("declare", decl)))
     steps.sort(key=lambda s: (s[0], s[1]))
     for _, _, (what, payload) in steps:
         if what in ("appear", "declare"):
@@ -296,6 +298,8 @@ def evolve_columns(base: Sequence[ColumnDecl], lists: Iterable[tuple[OrderKey, O
                 cols.append(ColumnDecl(a.column, a.type_name))
             elif a.kind == "drop" and i is not None:
                 cols.pop(i)
+            elif a.kind == "rename" and i is not None and _find(cols, a.new_name) is not None:
+                cols.pop(i)  # the new name is already known (declared earlier): keep that one
             elif a.kind == "rename" and i is not None:
                 cols[i] = ColumnDecl(a.new_name, a.type_name or cols[i].type_name,
                                      None if a.type_name else cols[i].jdbc_type)
@@ -366,8 +370,16 @@ def prepare_events(events: DataFrame) -> DataFrame:
              .otherwise(F.array(part(new_key, "upd"))))
     mongo = F.from_json(F.col("vendor"), "struct<unset:map<string,string>,recordType:string>")
     is_mongo = F.col("format") == "drs-mongo"
+    # A sequence-less row of a table without key (a full-sync row) cannot be told from an identical row but by
+    # its position: its identity includes the position, so identical rows are kept (a copy re-read from the
+    # same file line is still recognised; a copy re-sent elsewhere is not - documented).
+    positional = rowhash & (F.size(F.coalesce("sequence", F.array())) == 0)
+    ident = F.when(positional, F.sha2(F.concat_ws("\x00", event_hash(), F.col("pos_source"),
+                                                  F.col("pos_partition").cast("string"),
+                                                  F.col("pos_offset").cast("string"),
+                                                  F.col("pos_index").cast("string")), 256)).otherwise(event_hash())
     return (events
-            .withColumn("hash", event_hash())
+            .withColumn("hash", ident)
             .withColumn("_part", F.explode(parts))
             .select(
                 "table_name",
@@ -550,9 +562,10 @@ class _Group:
         if self.base_order is not None and order <= self.base_order:
             return  # ordered before the base state: already part of it
         h = r["hash"]
-        if h in self.seen or h == self.base_hash:
+        if (h, r["role"]) in self.seen or h == self.base_hash:
             return  # a re-sent copy: content + sequence identical
-        self.seen.add(h)
+        # With the role: both halves of an identity-preserving update of a key-less row land in this group.
+        self.seen.add((h, r["role"]))
         self._ddls_until(order)
         role = r["role"]
         before = dict(r["before"] or ())

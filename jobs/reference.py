@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Iterable, Mapping, Optional
-from urllib.parse import unquote, urlsplit
+from urllib.parse import quote, quote_plus, unquote, urlsplit
 
 from .errors import UsageError
 from .window import parse_instant
@@ -78,7 +78,8 @@ def scrub(text: str, url: str) -> str:
     """Driver messages may quote the URL; take every spelling of the password out."""
     pw = _password(url)
     if pw:
-        for spelling in {pw, str(pw), unquote(str(pw))}:
+        pw = str(pw)
+        for spelling in sorted({pw, unquote(pw), quote(pw, safe=""), quote_plus(pw)}, key=len, reverse=True):
             text = text.replace(spelling, "***")
     return text
 

@@ -29,7 +29,8 @@ NOTES = [
     "SNAPSHOT/INSERT/UPDATE make the after-image key present, DELETE makes the before-image key absent, an "
     "UPDATE that changes the key also removes the old key, TRUNCATE removes every earlier row; --base state rows "
     "come first. Computed from events/ with Spark window functions, independently of merge.",
-    "state rows: rows of STATE/<table>/ (rows flagged deleted by merge metadata are not counted).",
+    "state rows: rows of STATE/<table>/ (merge writes live rows only); --base keys come from the base's "
+    "canonical copy (_canonical/, live rows). A merge run with --tables restricts verify to those tables.",
     "accounting is in records (archived messages): a multi-row message (Canal data[]) is one record with several "
     "events; records read = records with kept events + dead letters + fragment records of assembled "
     "multi-message events + records filtered out by window/tables.",
@@ -97,50 +98,32 @@ def state_info(state: Path) -> dict:
     return {}
 
 
-def live_rows(df: DataFrame) -> DataFrame:
-    """Rows that exist: merge may keep deleted rows as tombstones flagged in its metadata columns."""
-    cols = set(df.columns)
-    if f"{META_PREFIX}deleted" in cols:
-        df = df.where(~F.coalesce(F.col(f"{META_PREFIX}deleted").cast("boolean"), F.lit(False)))
-    if f"{META_PREFIX}op" in cols:
-        df = df.where(F.coalesce(F.col(f"{META_PREFIX}op"), F.lit("")) != "DELETE")
-    return df
-
-
 def table_key_columns(info: dict, table: str, fallback: dict[str, list[str]]) -> list[str]:
-    t = (info.get("tables") or {})
-    entry = t.get(table) if isinstance(t, dict) else None
-    if isinstance(entry, dict):
-        for k in ("primary_key", "key", "keys"):
-            if isinstance(entry.get(k), list):
-                return list(entry[k])
+    entry = (info.get("tables") or {}).get(table)
+    if isinstance(entry, dict) and isinstance(entry.get("primary_key"), list) and entry["primary_key"]:
+        return list(entry["primary_key"])
     return fallback.get(table, [])
 
 
 def base_keys(spark: SparkSession, base: Path, pks: dict[str, list[str]]) -> Optional[DataFrame]:
-    """(table_name, key) of the rows in the --base state, keyed like the events (JSON array of key texts)."""
-    info = state_info(base)
-    frames = []
-    for table, d in state_tables(base).items():
-        df = live_rows(spark.read.parquet(str(d)))
-        pk = table_key_columns(info, table, pks)
-        data_cols = [c for c in df.columns if not c.startswith(META_PREFIX)]
-        if pk and all(c in df.columns for c in pk):
-            key = F.to_json(F.array(*[F.col(f"`{c}`").cast("string") for c in pk]))
-        else:  # no key known: the whole row, as the events key key-less tables
-            key = F.to_json(F.array_sort(F.array(*[
-                F.struct(F.lit(c).alias("key"), F.col(f"`{c}`").cast("string").alias("value")) for c in data_cols])))
-        frames.append(df.select(F.lit(table).alias("table_name"), key.alias("key")))
-    if not frames:
+    """(table_name, key) of the live rows of the --base state, keyed exactly like the events: from merge's
+    canonical text copy (``_canonical/``, kind=state, not deleted), so no typing stands between the two."""
+    canonical = base / "_canonical"
+    if not _has_parquet(canonical):
         return None
-    out = frames[0]
-    for f in frames[1:]:
-        out = out.unionByName(f)
-    return out
+    info = state_info(base)
+    rows = (spark.read.parquet(str(canonical))
+            .where((F.col("kind") == "state") & ~F.coalesce(F.col("deleted"), F.lit(False)))
+            .select("table_name", "image"))
+    names = sorted({*(info.get("tables") or {}), *pks})
+    keys = spark.createDataFrame([(t, table_key_columns(info, t, pks)) for t in names],
+                                 "table_name string, primary_key array<string>")
+    return rows.join(keys, "table_name", "left").select("table_name", vc.image_key("image").alias("key"))
 
 
 def count_state(spark: SparkSession, state: Path) -> dict[str, int]:
-    return {t: live_rows(spark.read.parquet(str(d))).count() for t, d in state_tables(state).items()}
+    """Rows per STATE/<table>/: merge writes live rows only (deleted keys live on as tombstones in _canonical/)."""
+    return {t: spark.read.parquet(str(d)).count() for t, d in state_tables(state).items()}
 
 
 # ------------------------------------------------------------------------------------------------- verify
@@ -195,6 +178,11 @@ def verify(spark: SparkSession, replays: list[dict], state: Path, base: Optional
     for info in replays:
         e = read_events(spark, info["dir"])
         events = e if events is None else events.unionByName(e)
+    merged_tables = ((state_info(state).get("inputs") or {}).get("tables")) or []
+    if merged_tables:  # merge kept only these tables: the others are not expected in this state
+        from .window import split_patterns, tables_filter
+
+        events = events.where(tables_filter(split_patterns(merged_tables)))
     pks = primary_keys(events)
     facts = vc.event_facts(events)
     base_rows: dict[str, int] = {}
@@ -232,8 +220,8 @@ def verify(spark: SparkSession, replays: list[dict], state: Path, base: Optional
         problems = []
         if row["expected_rows"] != row["actual_rows"]:
             diff = row["actual_rows"] - row["expected_rows"]
-            problems.append(f"the events imply {row['expected_rows']} rows, the state has {row['actual_rows']} "
-                            f"({'+' if diff > 0 else ''}{diff})" + ("" if table in actual else "; not in the state"))
+            problems.append(f"expected {row['expected_rows']} rows (implied by the events), state has "
+                            f"{row['actual_rows']} ({diff:+d})" + ("" if table in actual else ", no such table in the state"))
         row.update(reference_rows=None, reference_expected_rows=None, reference_taken_at=None, reference_ok=None)
         if reference is not None:
             if table in reference.errors:

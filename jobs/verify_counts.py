@@ -37,14 +37,15 @@ def _has_table() -> Column:
     return F.col("table_name").isNotNull() & (F.col("table_name") != "")
 
 
-def image_key(image: str) -> Column:
-    """Canonical key text of ``image`` (a map column): JSON array of the primary-key values in declared order,
-    or, without a declared key, of the whole image's (column, value) pairs sorted by column."""
+def image_key(image: str, pk: str = "primary_key") -> Column:
+    """Canonical key text of ``image`` (a map column): JSON array of the primary-key values (``pk``: an array
+    column of key column names) in declared order, or, without a declared key, of the whole image's (column,
+    value) pairs sorted by column."""
     img = F.col(image)
-    by_pk = F.to_json(F.transform(F.col("primary_key"), lambda k: F.try_element_at(img, k)))
+    by_pk = F.to_json(F.transform(F.col(pk), lambda k: F.try_element_at(img, k)))
     whole = F.to_json(F.array_sort(F.map_entries(img)))
     return (F.when(img.isNull(), F.lit(None))
-            .when(F.size(F.col("primary_key")) > 0, by_pk)
+            .when(F.coalesce(F.size(F.col(pk)), F.lit(0)) > 0, by_pk)
             .otherwise(whole))
 
 
@@ -73,6 +74,12 @@ def event_phase() -> Column:
     return F.when((F.col("op") == "SNAPSHOT") & no_seq, F.lit(1)).otherwise(F.lit(2))
 
 
+def cuts_table() -> Column:
+    """Events after which the table is empty: TRUNCATE, and DDL that truncates or drops the table."""
+    ddl = F.lower(F.trim(F.coalesce(F.col("ddl"), F.lit(""))))
+    return (F.col("op") == "TRUNCATE") | ((F.col("op") == "DDL") & ddl.rlike(r"^(truncate|drop\s+table)\b"))
+
+
 def event_facts(events: DataFrame) -> DataFrame:
     """Events -> facts (table_name, key, present, ord, op, event_time_ms). TRUNCATE rows are kept with key NULL:
     they cut everything before them."""
@@ -86,12 +93,13 @@ def event_facts(events: DataFrame) -> DataFrame:
             # A DELETE names its row by the before image (some formats: key columns only, which is enough).
             F.when(op == "DELETE", fact(False, F.coalesce(image_key("before"), after_key))),
             F.when((op == "UPDATE") & before_key.isNotNull() & (before_key != after_key), fact(False, before_key)),
-            F.when(op == "TRUNCATE", fact(False, F.lit(None).cast("string"))),
+            F.when(cuts_table(), fact(False, F.lit(None).cast("string"))),
         ),
         lambda x: x.isNotNull(),
     )
     return (
-        events.where(_has_table() & op.isin(*DATA_OPS, "TRUNCATE"))
+        events.where(_has_table() & (op.isin(*DATA_OPS) | cuts_table()))
+        .withColumn("op", F.when(cuts_table(), F.lit("TRUNCATE")).otherwise(op))
         .select("table_name", "op", "event_time_ms", order_struct(event_phase()).alias("ord"),
                 F.explode(facts).alias("f"))
         .select("table_name", "op", "event_time_ms", "ord", F.col("f.key").alias("key"),

@@ -79,9 +79,7 @@ def test_json_file_from_the_option_then_env_file_then_env_json(tmp_path, monkeyp
 
 @pytest.mark.parametrize("settings, fragment", [
     ({"sasl_plain_pasword": SECRET}, "'sasl_plain_pasword' is not a kafka-python client setting"),
-    ({"bootstrap.servers": "h:1"}, "comes from the kafka:// URL"),
-    ({"acks": "1"}, "acks=all"),
-    ({"enable.auto.commit": "true"}, "never commits"),
+    ({"ssl.truststore.location": "/etc/kafka.jks"}, "'ssl.truststore.location' is not a kafka-python"),
     ({"request_timeout_ms": "soon"}, "'request_timeout_ms': expected a int"),
     ({"sasl.jaas.config": f"com.example.Kerberos keytab=\"{SECRET}\";"}, "sasl.jaas.config"),
 ])
@@ -92,6 +90,19 @@ def test_bad_settings_name_the_key_and_never_the_value(tmp_path, settings, fragm
         load_client_config(str(f))
     assert fragment in str(err.value)
     assert SECRET not in str(err.value)
+
+
+def test_airflow_kafka_connection_extras_are_translated_and_owned_settings_ignored(monkeypatch, caplog):
+    # What the DAG puts in $CDC_REPLAY_KAFKA_CONFIG_JSON from an Airflow Kafka connection (librdkafka names).
+    monkeypatch.setenv(ENV_JSON, json.dumps({
+        "bootstrap.servers": "broker:9092", "group.id": "airflow", "security.protocol": "SASL_SSL",
+        "sasl.mechanisms": "PLAIN", "sasl.username": "replay", "sasl.password": SECRET,
+        "ssl.ca.location": "/etc/ca.pem", "ssl.endpoint.identification.algorithm": "https", "acks": "1"}))
+    with caplog.at_level("WARNING"):
+        cfg = load_client_config(None)
+    assert cfg == {"security_protocol": "SASL_SSL", "sasl_mechanism": "PLAIN", "sasl_plain_username": "replay",
+                   "sasl_plain_password": SECRET, "ssl_cafile": "/etc/ca.pem", "ssl_check_hostname": True}
+    assert "bootstrap.servers" in caplog.text and "acks" in caplog.text and SECRET not in caplog.text
 
 
 def test_missing_or_broken_settings_file_is_a_usage_error(tmp_path, monkeypatch):

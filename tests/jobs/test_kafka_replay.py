@@ -5,6 +5,7 @@ appended since."""
 from __future__ import annotations
 
 import json
+import zlib
 from pathlib import Path
 
 import pyarrow.parquet as pq
@@ -32,7 +33,7 @@ def produce_events(broker, topic, events, partitions=3):
     recs = []
     for e in events:
         for m in codec.encode([e]):
-            recs.append((hash(m.key) % partitions, m.key, m.value))
+            recs.append((zlib.crc32(m.key) % partitions, m.key, m.value))
     broker.produce(topic, recs)
     return len(recs)
 

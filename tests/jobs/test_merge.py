@@ -1,0 +1,271 @@
+"""`cdc-replay merge`: exact state from messy archives, --base continuation, idempotence, atomicity."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import json
+import random
+from decimal import Decimal
+from pathlib import Path
+
+import pytest
+
+from cdc_codecs import scenario
+from cdc_codecs.event import Column, Event, Op, Position
+from cdc_jobs import cli
+from cdc_jobs import merge as merge_job
+
+from workload import generate, write_replay  # beside the tests (tests/jobs/conftest.py puts it on sys.path)
+
+pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("merge")]
+
+
+def run_merge(replays, out, base=None, history=False, tables=()):
+    argv = ["merge", "--out", str(out)]
+    for r in replays:
+        argv += ["--replay", str(r)]
+    if base:
+        argv += ["--base", str(base)]
+    if history:
+        argv.append("--history")
+    for t in tables:
+        argv += ["--tables", t]
+    assert cli.main(argv) == 0
+    return json.loads((Path(out) / "_state.json").read_text())
+
+
+def as_typed(text, spark_type):
+    """What a canonical text must read back as from the typed table."""
+    if text is None or spark_type == "string":
+        return text
+    if spark_type in ("int", "bigint"):
+        return int(text)
+    if spark_type.startswith("decimal"):
+        return Decimal(text)
+    if spark_type == "binary":
+        return base64.b64decode(text)
+    if spark_type == "timestamp_ntz":
+        return dt.datetime.fromisoformat(text)
+    if spark_type == "date":
+        return dt.date.fromisoformat(text)
+    if spark_type == "double":
+        return float(text)
+    raise AssertionError(spark_type)
+
+
+def table_rows(spark, state_dir, table, columns):
+    rows = spark.read.parquet(str(Path(state_dir) / table)).collect()
+    return sorted((tuple(r[c] for c in columns) for r in rows), key=repr)
+
+
+def expected_rows(state, table, rows):
+    types = {c["name"]: c["spark_type"] for c in state["tables"][table]["columns"]}
+    return sorted((tuple(as_typed(r[c], types[c]) for c in r) for r in rows), key=repr)
+
+
+def data_files(state_dir):
+    """Bytes of every table-data file, by relative path (the canonical copy and _state.json excluded)."""
+    root = Path(state_dir)
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.parquet"))
+            if not p.relative_to(root).parts[0].startswith("_canonical")}
+
+
+# ---------------------------------------------------------------------------------------------------------------
+
+
+def test_scenario_merges_to_its_final_state_with_exact_values(spark, tmp_path):
+    write_replay(scenario.scenario_events(), tmp_path / "replay")
+    state = run_merge([tmp_path / "replay"], tmp_path / "state")
+    t = state["tables"]["demo.all_types"]
+    assert t["rows"] == 2 and t["tombstones"] == 2  # ids 1 (re-keyed to 3) and 2 (deleted)
+    assert t["last_sequence"] == ["8"] and t["primary_key"] == ["id"]
+    assert [d["ddl"] for d in t["ddl_history"]] == ["ALTER TABLE `all_types` ADD COLUMN `c_new` int NULL"]
+    types = {c["name"]: c["spark_type"] for c in t["columns"]}
+    assert types["id"] == types["c_ubigint"] == "decimal(20,0)" and types["c_decimal"] == "string"
+    assert types["c_blob"] == "binary" and types["c_datetime"] == "timestamp_ntz" and types["c_new"] == "int"
+    assert not [c for c in t["columns"] if "note" in c]  # no value fell back to text
+
+    df = spark.read.parquet(str(tmp_path / "state" / "demo.all_types"))
+    got = {str(r["id"]): r.asDict() for r in df.collect()}
+    assert set(got) == set(scenario.final_state())
+    for key, row in scenario.final_state().items():
+        g = got[key]
+        assert g["c_new"] is None  # added by DDL after the rows: NULL
+        assert g["_cdc_op"] in ("SNAPSHOT", "UPDATE") and g["_cdc_source"] == "scenario"
+        for col, text in row.items():
+            if col == "c_timestamp":
+                secs, frac = text.split(".")
+                want = dt.datetime.fromtimestamp(int(secs), dt.timezone.utc).replace(microsecond=int(frac))
+                assert g[col].astimezone(dt.timezone.utc) == want
+            elif types[col] == "double":
+                assert g[col] == float(text)
+            else:
+                assert g[col] == as_typed(text, types[col]), (key, col)
+    assert got["3"]["c_decimal"] == "12345678901234567890123456789012345.123456789012345678901234567890"
+    assert got["3"]["c_ubigint"] == Decimal(2 ** 64 - 1) and got["3"]["c_blob"] == b"\x00\xff\x10\xff"
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Randomized workloads (seed chosen at run time, printed on failure)
+
+SEED = random.SystemRandom().randrange(2 ** 32)
+
+
+@pytest.fixture(scope="module")
+def workload(tmp_path_factory):
+    w = generate(SEED, n_changes=500, n_days=3)
+    root = tmp_path_factory.mktemp("workload")
+    days = [write_replay(events, root / f"day{i}") for i, events in enumerate(w.days)]
+    return w, days, root
+
+
+@pytest.fixture(scope="module")
+def one_go(spark, workload):
+    w, days, root = workload
+    state = run_merge(days, root / "all", history=True)
+    return state, root / "all"
+
+
+def test_random_workload_merges_to_the_source_state(spark, workload, one_go):
+    w, _, _ = workload
+    state, out = one_go
+    msg = f"seed {SEED} (tests/jobs/workload.generate({SEED}))"
+    assert set(state["tables"]) == set(w.expected), msg
+    for table, rows in w.expected.items():
+        t = state["tables"][table]
+        assert [c["name"] for c in t["columns"]] == w.columns[table], msg
+        assert not [c for c in t["columns"] if "note" in c], msg
+        assert t["rows"] == len(rows), f"{table}: {msg}"
+        assert table_rows(spark, out, table, w.columns[table]) == expected_rows(state, table, rows), \
+            f"{table}: {msg}"
+    orders = {c["name"]: c["spark_type"] for c in state["tables"]["shop.orders"]["columns"]}
+    assert orders["order_id"] == orders["big"] == "decimal(20,0)" and orders["amount"] == "decimal(12,2)"
+    assert state["tables"]["shop.log"]["identity"].startswith("row hash")
+    assert [d["applied"][0]["kind"] for d in state["tables"]["shop.orders"]["ddl_history"]] == ["add", "drop"]
+
+
+def test_history_is_type_2_and_its_current_rows_are_the_state(spark, workload, one_go):
+    w, _, _ = workload
+    state, out = one_go
+    for table in ("shop.orders", "shop.items"):
+        cols = w.columns[table]
+        hist = spark.read.parquet(str(out / "_history" / table))
+        current = hist.filter("_cdc_is_current").collect()
+        assert sorted((tuple(r[c] for c in cols) for r in current), key=repr) == \
+            table_rows(spark, out, table, cols), f"{table}: seed {SEED}"
+        closed = hist.filter("not _cdc_is_current").collect()
+        assert closed and all(r["_cdc_valid_to_sequence"] is not None for r in closed)
+        assert all(r["_cdc_valid_to_sequence"] >= r["_cdc_valid_from_sequence"] for r in closed)
+
+
+def test_day_by_day_with_base_equals_one_go_and_rerun_is_identical(spark, workload, one_go):
+    w, days, root = workload
+    _, all_dir = one_go
+    prev = None
+    for i, day in enumerate(days):
+        run_merge([day], root / f"state{i}", base=prev, history=True)
+        prev = root / f"state{i}"
+    one, daily = data_files(all_dir), data_files(prev)
+    assert sorted(one) == sorted(daily), f"seed {SEED}"
+    for name in one:
+        assert one[name] == daily[name], f"{name} differs between one go and day by day, seed {SEED}"
+    # Re-running the same merge into the same directory replaces it with identical bytes.
+    run_merge(days, all_dir, history=True)
+    assert data_files(all_dir) == one
+    assert not [p for p in root.iterdir() if ".staging-" in p.name or ".old-" in p.name]
+
+
+def test_run_failing_midway_leaves_previous_state_intact(spark, workload, one_go, monkeypatch):
+    _, days, root = workload
+    _, all_dir = one_go
+    before = data_files(all_dir)
+    state_before = (all_dir / "_state.json").read_bytes()
+    written = []
+    real = merge_job.write_table
+
+    def failing(rows, typings, n, out):
+        real(rows, typings, n, out)  # some tables are fully staged when the run dies
+        written.append(out)
+        if len(written) == 2:
+            raise RuntimeError("executor lost")
+
+    monkeypatch.setattr(merge_job, "write_table", failing)
+    with pytest.raises(RuntimeError, match="executor lost"):
+        run_merge(days[:1], all_dir)
+    assert len(written) == 2
+    assert data_files(all_dir) == before and (all_dir / "_state.json").read_bytes() == state_before
+    assert spark.read.parquet(str(all_dir / "shop.orders")).count() == \
+        json.loads(state_before)["tables"]["shop.orders"]["rows"]
+    assert not [p for p in root.iterdir() if ".staging-" in p.name]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Defined outcomes, one by one
+
+COLS = (Column("id", "int", 4), Column("a", "varchar(5)", 12), Column("b", "int", 4))
+
+
+def _ev(op, n, table="t", before=None, after=None, seq=None, pk=("id",), cols=COLS, fmt="canonical",
+        vendor=None, part=0, time_ms=None):
+    return Event(format=fmt, op=op, database="db", table=table, position=Position("topic", part, n),
+                 before=before, after=after, columns=cols, primary_key=pk,
+                 sequence=(Decimal(n),) if seq is None else seq, event_time_ms=time_ms or n, vendor=vendor or {})
+
+
+def test_defined_outcomes(spark, tmp_path):
+    late = 10 ** 12
+    events = [
+        # Snapshot row with unknown position and a later timestamp vs a change: the change wins.
+        _ev(Op.SNAPSHOT, 1, after={"id": "1", "a": "snap", "b": "1"}, seq=(), time_ms=late),
+        _ev(Op.UPDATE, 2, before={"a": "old"}, after={"id": "1", "a": "chg"}),  # partial after: b kept
+        # Update of an unknown key: upsert before overlaid with after; columns in neither are NULL.
+        _ev(Op.UPDATE, 3, before={"id": "2", "b": "7"}, after={"id": "2", "a": "up"}),
+        _ev(Op.DELETE, 4, before={"id": "3"}),  # delete of an absent key: nothing
+        _ev(Op.INSERT, 5, after={"id": "4", "a": "first", "b": "1"}),
+        _ev(Op.INSERT, 6, after={"id": "4", "a": "again", "b": None}),  # insert of an existing key: replace
+        # Sequences compare as numbers: (10, 1) is after (9, 999) although "10" < "9" as text.
+        _ev(Op.INSERT, 7, after={"id": "5", "a": "late", "b": "0"}, seq=(Decimal(10), Decimal(1)), part=1),
+        _ev(Op.UPDATE, 8, after={"id": "5", "a": "early", "b": "0"}, seq=(Decimal(9), Decimal(999)), part=2),
+        # A column present as NULL becomes NULL.
+        _ev(Op.UPDATE, 9, before={"id": "1"}, after={"id": "1", "b": None}),
+        # Table without primary key: identical rows kept; a delete removes one.
+        *[_ev(Op.INSERT, n, table="nokey", after={"a": "x", "b": "1"}, pk=()) for n in (10, 11, 12)],
+        _ev(Op.DELETE, 13, table="nokey", before={"a": "x", "b": "1"}, pk=()),
+        _ev(Op.DELETE, 14, table="nokey", before={"a": "nope", "b": "1"}, pk=()),
+        # DataWorks row id identifies rows of a table without primary key.
+        _ev(Op.INSERT, 15, table="dw", after={"#alibaba_rds_row_id#": "77", "a": "v1"}, pk=(),
+            cols=(Column("#alibaba_rds_row_id#", "bigint", -5), Column("a", "varchar(5)", 12))),
+        _ev(Op.UPDATE, 16, table="dw", before={"#alibaba_rds_row_id#": "77", "a": "v1"},
+            after={"#alibaba_rds_row_id#": "77", "a": "v2"}, pk=(),
+            cols=(Column("#alibaba_rds_row_id#", "bigint", -5), Column("a", "varchar(5)", 12))),
+    ]
+    mongo_cols = (Column("_id"), Column("x"), Column("y"), Column("z"))
+    oid = 'ObjectId("64650cf67dc36a464e76e583")'
+    events += [
+        _ev(Op.INSERT, 20, table="coll", fmt="drs-mongo", pk=("_id",), cols=mongo_cols,
+            after={"_id": oid, "x": "1", "y": '"keep"'}),
+        _ev(Op.UPDATE, 21, table="coll", fmt="drs-mongo", pk=("_id",), cols=mongo_cols,
+            before={"_id": oid}, after={"_id": oid, "x": None, "z": "[1,2]"}, vendor={"unset": {"x": "1"}}),
+    ]
+    random.Random(SEED).shuffle(events)  # delivery order is irrelevant
+    write_replay(events, tmp_path / "r")
+    state = run_merge([tmp_path / "r"], tmp_path / "s")
+    rows = lambda t, c: table_rows(spark, tmp_path / "s", t, c)  # noqa: E731
+    assert rows("db.t", ["id", "a", "b"]) == sorted(
+        [(1, "chg", None), (2, "up", 7), (4, "again", None), (5, "late", 0)], key=repr), f"seed {SEED}"
+    assert rows("db.nokey", ["a", "b"]) == [("x", 1), ("x", 1)]
+    assert rows("db.dw", ["#alibaba_rds_row_id#", "a"]) == [(77, "v2")]
+    assert state["tables"]["db.dw"]["identity"] == "#alibaba_rds_row_id#"
+    assert rows("db.coll", ["_id", "x", "y", "z"]) == [(oid, None, '"keep"', "[1,2]")]
+    canon = spark.read.parquet(str(tmp_path / "s" / "_canonical")).filter("table_name = 'db.coll'").first()
+    assert "x" not in canon["image"]  # $unset removed the field; it is not a stored NULL
+
+
+def test_bad_inputs_are_named(spark, tmp_path, capsys):
+    assert cli.main(["merge", "--replay", str(tmp_path / "nope"), "--out", str(tmp_path / "s")]) == 2
+    assert "--replay" in capsys.readouterr().err
+    write_replay(scenario.scenario_events(), tmp_path / "r")
+    assert cli.main(["merge", "--replay", str(tmp_path / "r"), "--base", str(tmp_path / "r"),
+                     "--out", str(tmp_path / "s")]) == 2
+    assert "--base" in capsys.readouterr().err
