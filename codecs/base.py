@@ -14,7 +14,7 @@ class Capabilities:
 
     binary: bool = False  # messages are bytes (Avro); text formats are JSON lines
     typed_values: bool = True  # values carry or are accompanied by declared types
-    before_image: str = "full"  # "full" | "changed" (only changed columns) | "none"
+    before_image: str = "full"  # of an UPDATE: "full" | "changed" (only changed columns) | "key" | "none"
     after_image: str = "full"  # of an UPDATE: "full" | "changed" (only changed columns; the rest are absent)
     delete_image: str = "full"  # what a delete carries: "full" | "key" | "none"
     ops: frozenset[Op] = frozenset(Op)

@@ -337,10 +337,9 @@ def _typed_call(node: Node) -> Typed:
             and 0 <= int(ints[0]) <= 255 and _BASE64.fullmatch(strings[0]):
         return Typed(bin_type(int(ints[0])), strings[0])
     if name in ("ISODate", "Date") and len(args) == 1:
-        if one_string and _ISO.fullmatch(strings[0]):
-            epoch = iso_to_epoch(strings[0])
-            if epoch is not None:
-                return Typed(DATE, epoch)
+        epoch = iso_to_epoch(strings[0]) if one_string else None
+        if epoch is not None:
+            return Typed(DATE, epoch)
         if ints:
             return Typed(DATE, format(Decimal(int(ints[0])).scaleb(-3), "f"))
     if name == "Timestamp" and len(args) == 2 and len(ints) == 2 and int(ints[0]) >= 0 and int(ints[1]) >= 0:
@@ -358,9 +357,10 @@ def _is_decimal(text: str) -> bool:
 
 def iso_to_epoch(text: str) -> Optional[str]:
     """``2023-05-17T09:18:31.439Z`` -> ``"1684315111.439"`` (exact integer arithmetic; at least 3 fraction
-    digits because BSON dates are milliseconds). None for an impossible date."""
+    digits because BSON dates are milliseconds). None for other text or an impossible date."""
     m = _ISO.fullmatch(text)
-    assert m is not None
+    if m is None:
+        return None
     y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
     try:
         days = date(y, mo, d).toordinal() - _EPOCH_ORDINAL
@@ -473,7 +473,7 @@ class DrsMongoCodec(Codec):
     description = "Huawei DRS JSON for MongoDB/DDS: oplog entries with shell-JSON value/where, $set/$unset updates"
     capabilities = Capabilities(
         typed_values=True,
-        before_image="none",
+        before_image="key",
         after_image="changed",
         delete_image="key",
         ops=frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL}),  # full-sync rows are written as INSERT

@@ -74,12 +74,19 @@ class OmsDefaultCodec(Codec):
         if not isinstance(msg, dict):
             raise self.error("$", position, "message is not a JSON object")
         event = self._event(msg, position)
-        derived = self._build(event)
-        skip = set(IMAGES) if event.op.is_data else set()
-        fixes = derive_fix(msg, derived, fix_paths(msg, derived, skip, nested=(META,)))
+        fixes = self.generic_fixes(msg, event, images=not event.op.is_data)
         if fixes:
             event = event.with_(vendor={**event.vendor, "fix": fixes})
         return [event]
+
+    def generic_fixes(self, msg: dict, event: Event, images: bool = True) -> list[list[Any]]:
+        """Differences between the message and what the encoder derives from ``event``. A data record's images
+        are not compared (they are the event), so ``images=False`` skips rendering them: the derived message
+        then has the same keys in the same order, with placeholder images (``test_oms_fast`` checks both agree).
+        """
+        derived = self._build(event) if images else self._build_meta(event)
+        skip = set(IMAGES) if event.op.is_data else set()
+        return derive_fix(msg, derived, fix_paths(msg, derived, skip, nested=(META,)))
 
     def _event(self, msg: dict, position: Position) -> Event:
         kind = msg.get("recordType")
@@ -99,8 +106,9 @@ class OmsDefaultCodec(Codec):
         if op.is_data:
             self._check_images(op, before, after, position)
         columns = _columns([p for p in (parts["postStruct"], parts["prevStruct"]) if p is not None])
+        numbers = {c.name for c in columns if c.number}
         deviating = [[k, col] for k in IMAGES if parts[k] is not None for col, bare in parts[k].bare.items()
-                     if not bare and _flag(columns, col)]
+                     if not bare and col in numbers] if numbers else []
         if deviating:
             vendor["render"] = deviating
         vendor.update(self._image_vendor(parts, columns))
@@ -215,6 +223,11 @@ class OmsDefaultCodec(Codec):
                                       OP_RECORD_TYPE[e.op]))
         return out
 
+    def _build_meta(self, e: Event) -> dict[str, Any]:
+        """``_build`` of a data event without rendering its images (same keys, same order)."""
+        return {META: self._meta(e, e.format == self.name), "recordType": OP_RECORD_TYPE[e.op],
+                "prevStruct": None, "postStruct": None}
+
     def _build(self, e: Event) -> dict[str, Any]:
         own = e.format == self.name
         msg: dict[str, Any] = {META: self._meta(e, own), "recordType": OP_RECORD_TYPE[e.op]}
@@ -230,9 +243,13 @@ class OmsDefaultCodec(Codec):
         return msg
 
     def _values(self, e: Event, key: str, image: Image, render_fix: set) -> dict[str, Any]:
+        own = e.format == self.name
+        flags: dict[str, bool] = {}  # _bare per column (first declaration wins, as Event.column), without the
+        for c in e.columns:  # linear lookup per value
+            flags.setdefault(c.name, _column_bare(c, own))
         out = {}
         for col, text in image.items():
-            bare = _bare(e, col, own=e.format == self.name) != ((key, col) in render_fix)
+            bare = flags.get(col, False) != ((key, col) in render_fix)
             out[col] = render(text, bare)
         return out
 
@@ -259,28 +276,49 @@ class OmsDefaultCodec(Codec):
 
 
 def _columns(parts: list[ImageParts]) -> tuple[Column, ...]:
+    """Columns in first-seen order; bare when any image wrote the value as a number, typed by the first image
+    that declares a type."""
+    bare = {col for q in parts for col, flag in q.bare.items() if flag}
+    types: dict[str, str] = {}
+    for q in parts:
+        for col, type_name in q.types.items():
+            types.setdefault(col, type_name)
     names: dict[str, Column] = {}
     for p in parts:
         for col in [*p.values, *p.types]:
-            bare = any(q.bare.get(col) for q in parts)
-            type_name = next((q.types[col] for q in parts if col in q.types), None)
-            names.setdefault(col, Column(col, type_name, None, bare))
+            if col not in names:
+                names[col] = _column(col, types.get(col), col in bare)
     return tuple(names.values())
 
 
-def _flag(columns: tuple[Column, ...], col: str) -> bool:
-    return any(c.name == col and c.number for c in columns)
+_COLUMN_CACHE: dict[tuple, Column] = {}
+
+
+def _column(name: str, type_name: Optional[str], bare: bool) -> Column:
+    """Columns repeat in every record of a table; share the (immutable) instances."""
+    key = (name, type_name, bare)
+    column = _COLUMN_CACHE.get(key)
+    if column is None:
+        if len(_COLUMN_CACHE) > 65536:
+            _COLUMN_CACHE.clear()
+        column = _COLUMN_CACHE[key] = Column(name, type_name, None, bare)
+    return column
 
 
 def _bare(e: Event, col: str, own: bool) -> bool:
     """Write the value as a bare JSON number? As decoded for our own events; by type family for foreign ones
     (OMS writes Long / BigDecimal / Double values as numbers)."""
     c = e.column(col)
-    if c is None:
-        return False
+    return False if c is None else _column_bare(c, own)
+
+
+def _column_bare(c: Column, own: bool) -> bool:
     if own or c.number:
         return c.number
-    return family(c.type_name, c.jdbc_type) in NUMERIC_FAMILIES | {"bool"}
+    return family(c.type_name, c.jdbc_type) in _BARE_FAMILIES
+
+
+_BARE_FAMILIES = NUMERIC_FAMILIES | {"bool"}
 
 
 def _primary_value(e: Event) -> str:

@@ -143,23 +143,36 @@ def table_stats(canonical: DataFrame) -> dict[str, dict]:
 # Typed output
 
 
-def _typings(spark_table: DataFrame, columns: Sequence[mt.ColumnDecl]) -> list[tuple[mt.ColumnDecl, st.Typing, str]]:
-    """Declared typing per column, downgraded to string where some value would not survive exactly."""
-    planned = [(c, st.typing_for(c.type_name, c.jdbc_type)) for c in columns]
-    checks = []
-    for i, (c, t) in enumerate(planned):
-        if not t.is_string:
-            text = F.try_element_at("image", F.lit(c.name))
-            checks.append(F.sum(F.when(st.exact(text, st.typed(text, t), t), 0).otherwise(1)).alias(f"c{i}"))
-    inexact = spark_table.agg(*checks).first().asDict() if checks else {}
-    result = []
-    for i, (c, t) in enumerate(planned):
-        bad = inexact.get(f"c{i}") or 0
-        if bad:
-            result.append((c, st.Typing(t.family, st.STRING),
-                           f"{bad} value(s) not exactly representable as {t.spark_type}: kept as text"))
-        else:
-            result.append((c, t, ""))
+def plan_typings(spark: SparkSession, rows: DataFrame, columns: dict[str, list[mt.ColumnDecl]]
+                 ) -> dict[str, list[tuple[mt.ColumnDecl, st.Typing, str]]]:
+    """Declared typing per table and column, downgraded to string where some value would not survive exactly.
+    One Spark job for all tables: image entries joined with the (small) plan, checked by typing."""
+    planned = {t: [(c, st.typing_for(c.type_name, c.jdbc_type)) for c in cols] for t, cols in columns.items()}
+    kinds = sorted({t for cols in planned.values() for _, t in cols if not t.is_string},
+                   key=lambda t: (t.family, t.spark_type))
+    spec = [(table, c.name, kinds.index(t)) for table, cols in planned.items() for c, t in cols if not t.is_string]
+    bad: dict[tuple[str, str], int] = {}
+    if spec:
+        plan = spark.createDataFrame(spec, "table_name string, column string, t int")
+        entries = rows.select("table_name", F.explode("image").alias("column", "text"))
+        text = F.col("text")
+        ok = F.lit(True)
+        for i in reversed(range(len(kinds))):
+            ok = F.when(F.col("t") == i, st.exact(text, st.typed(text, kinds[i]), kinds[i])).otherwise(ok)
+        for r in (entries.join(F.broadcast(plan), ["table_name", "column"])
+                  .groupBy("table_name", "column").agg(F.sum(F.when(ok, 0).otherwise(1)).alias("bad"))
+                  .filter("bad > 0").collect()):
+            bad[(r["table_name"], r["column"])] = int(r["bad"])
+    result = {}
+    for table, cols in planned.items():
+        result[table] = []
+        for c, t in cols:
+            n = bad.get((table, c.name), 0)
+            if n:
+                result[table].append((c, st.Typing(t.family, st.STRING),
+                                      f"{n} value(s) not exactly representable as {t.spark_type}: kept as text"))
+            else:
+                result[table].append((c, t, ""))
     return result
 
 
@@ -233,26 +246,31 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
     stored = spark.read.schema(mt.CANONICAL_SPARK).parquet(str(canonical_dir))
     stats = table_stats(stored)
     names = sorted(set(stats) | set(ddls) | set(lists) | set(base_tables))
+    columns = {}
+    for name in names:
+        base_cols = [mt.ColumnDecl(c["name"], c.get("type_name"), c.get("jdbc_type"))
+                     for c in base_tables.get(name, {}).get("columns", [])]
+        table_lists = [(f, l, d) for f, l, d, _ in lists.get(name, [])]
+        columns[name] = mt.evolve_columns(base_cols, table_lists, ddls.get(name, []))
+    # Typed values must hold for every row written: the state, and with --history every version too.
+    live = stored.filter(~F.col("deleted"))
+    typings_by_table = plan_typings(spark, live if history else live.filter(F.col("kind") == "state"), columns)
     result_tables = {}
     for name in names:
         previous = base_tables.get(name, {})
-        base_cols = [mt.ColumnDecl(c["name"], c.get("type_name"), c.get("jdbc_type"))
-                     for c in previous.get("columns", [])]
         table_lists = lists.get(name, [])
-        columns = mt.evolve_columns(base_cols, [(f, l, d) for f, l, d, _ in table_lists], ddls.get(name, []))
         pk = previous.get("primary_key", [])
         if table_lists:
             pk = max(table_lists, key=lambda x: x[1])[3]
-        rows = stored.filter((F.col("table_name") == name) & ~F.col("deleted"))
-        state_rows = rows.filter(F.col("kind") == "state")
-        typings = _typings(rows if history else state_rows, columns)
+        state_rows = stored.filter((F.col("table_name") == name) & ~F.col("deleted") & (F.col("kind") == "state"))
+        typings = typings_by_table[name]
         s = stats.get(name, {"rows": 0, "tombstones": 0, "last_sequence": [], "last_position": None,
                              "last_event_time_ms": None})
         write_table(state_rows, typings, s["rows"], out / name)
         if history:
             write_history(stored.filter((F.col("table_name") == name) & (F.col("kind") == "version")), typings,
                           out / HISTORY / name)
-        has_row_id = any(c.name == mt.ROW_ID for c in columns)
+        has_row_id = any(c.name == mt.ROW_ID for c in columns[name])
         result_tables[name] = {
             **s,
             "primary_key": pk,
