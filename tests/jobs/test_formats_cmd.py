@@ -1,0 +1,24 @@
+"""`cdc-replay formats` lists every registered format with its capabilities, and the README carries that table."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from cdc_codecs import FORMATS
+from cdc_jobs import cli
+from cdc_jobs.formats_cmd import capability_rows, markdown_table
+
+README = Path(__file__).resolve().parents[2] / "README.md"
+
+
+def test_every_registered_format_loads_and_is_listed(capsys):
+    assert cli.main(["formats"]) == 0
+    out = capsys.readouterr().out
+    for name in FORMATS:
+        assert f"| `{name}` |" in out
+    assert not [r for r in capability_rows() if "error" in r]
+
+
+def test_readme_carries_the_same_table():
+    assert markdown_table(capability_rows()) in README.read_text(), \
+        "README's format table is stale: paste the output of `cdc-replay formats`"
