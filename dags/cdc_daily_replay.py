@@ -7,6 +7,10 @@ so one failing pipeline or table shows as itself and never hides the others.
 Each interval writes only <state_root>/<pipeline>/<yyyy-mm-dd>/{replay,state} (published atomically), so a
 re-run or a backfill of a day replaces exactly that day. Days run one at a time (max_active_runs=1) because
 each continues from the day before; after re-running a day, clear the later days to rebuild them in order.
+
+Intervals: a scheduled run or a backfill run for logical date D replays [D, D+1 day) UTC. A manual run
+(`airflow dags test cdc_daily_replay D`, or "Trigger" in the UI) gets the last *complete* interval before D,
+i.e. `airflow dags test cdc_daily_replay 2024-01-02` replays 2024-01-01.
 """
 
 from __future__ import annotations
@@ -70,11 +74,12 @@ with DAG(
     @task_group(group_id="pipeline")
     def run_pipeline(item: dict) -> None:
         @task(multiple_outputs=True, retries=0, map_index_template="{{ pipeline_label }}")
-        def prepare(item: dict, **context) -> dict:
+        def prepare(item: dict) -> dict:
             """A pipeline the file got wrong fails here, with the validation message, on its own."""
+            from airflow.sdk import get_current_context
             from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
 
-            context["pipeline_label"] = item["pipeline"]
+            get_current_context()["pipeline_label"] = item["pipeline"]  # names the map index in the UI
             if item.get("error"):
                 raise AirflowFailException(item["error"])
             if item.get("skip"):
@@ -110,11 +115,12 @@ with DAG(
         return runtime.table_results(items)
 
     @task(retries=0, map_index_template="{{ table_label }}")
-    def check_table(result: dict, **context) -> None:
+    def check_table(result: dict) -> None:
+        from airflow.sdk import get_current_context
         from airflow.sdk.exceptions import AirflowFailException
         from cdc_replay_common.runtime import describe_table_result
 
-        context["table_label"] = f"{result['pipeline']}: {result['table'] or '(no report)'}"
+        get_current_context()["table_label"] = f"{result['pipeline']}: {result['table'] or '(no report)'}"
         message = describe_table_result(result)
         if not result["ok"]:
             raise AirflowFailException(message)

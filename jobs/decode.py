@@ -10,6 +10,7 @@ from __future__ import annotations
 import base64
 from typing import Iterable, Iterator
 
+import orjson
 import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
@@ -45,35 +46,109 @@ def dead_letter(fmt: str, pos: Position, raw: bytes | None, field: str, reason: 
 
 
 def decode_rows(fmt: str, cols: dict, n: int) -> list[dict]:
-    codec = get_codec(fmt)
-    rows: list[dict] = []
+    """RAW columns -> DECODED rows as dicts (the readable reference; ``decode_batches`` builds the same rows
+    column-wise)."""
+    out = _DecodedColumns()
+    _decode_into(out, get_codec(fmt), fmt, cols, n)
+    return out.rows()
+
+
+def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) -> None:
+    values = cols["value"]
     for i in range(n):
         pos = _position(cols, i)
-        raw = cols["value"][i]
+        raw = values[i]
         if raw is None:
-            rows.append(dead_letter(fmt, pos, None, "value", f"{fmt}: empty message (Kafka tombstone) at "
-                                    f"{pos.describe()}"))
+            out.add_dead(dead_letter(fmt, pos, None, "value", f"{fmt}: empty message (Kafka tombstone) at "
+                                     f"{pos.describe()}"))
             continue
         try:
             events = codec.decode(raw, pos)
             if not events:
                 raise DecodeError(fmt, "(message)", pos, "the message holds no event")
         except DecodeError as exc:
-            rows.append(dead_letter(fmt, pos, raw, exc.field, str(exc)))
+            out.add_dead(dead_letter(fmt, pos, raw, exc.field, str(exc)))
             continue
         except Exception as exc:  # a codec bug must not lose the record either; it is reported with its type
-            rows.append(dead_letter(fmt, pos, raw, "(message)",
-                                    f"{fmt}: field '(message)' at {pos.describe()}: {type(exc).__name__}: {exc}"))
+            out.add_dead(dead_letter(fmt, pos, raw, "(message)",
+                                     f"{fmt}: field '(message)' at {pos.describe()}: {type(exc).__name__}: {exc}"))
             continue
-        for j, event in enumerate(events):
-            rows.append(to_record(event) | _NO_DL | {"first_of_record": j == 0})
-    return rows
+        first = True
+        for event in events:
+            out.add_event(event, first)
+            first = False
+
+
+class _DecodedColumns:
+    """DECODED rows collected column by column: the same values as ``to_record(event) | _NO_DL | ...`` (see
+    ``cdc_codecs.records``), without building one dict per row, and handed to Arrow in one call per column."""
+
+    def __init__(self) -> None:
+        self.cols: dict[str, list] = {name: [] for name in DECODED_ARROW.names}
+        # Codecs share one columns tuple between the rows of a table; convert each distinct tuple once.
+        self._columns_seen: dict[int, tuple[tuple, list[dict]]] = {}
+
+    def _column_dicts(self, columns: tuple) -> list[dict]:
+        hit = self._columns_seen.get(id(columns))
+        if hit is not None and hit[0] is columns:
+            return hit[1]
+        converted = [{"name": c.name, "type_name": c.type_name, "jdbc_type": c.jdbc_type, "number": c.number}
+                     for c in columns]
+        self._columns_seen[id(columns)] = (columns, converted)  # holds the tuple, so its id stays unique
+        return converted
+
+    def add_event(self, e, first: bool) -> None:
+        c, p = self.cols, e.position
+        c["format"].append(e.format)
+        c["op"].append(e.op.value)
+        c["database"].append(e.database)
+        c["schema"].append(e.schema)
+        c["table"].append(e.table)
+        c["table_name"].append(e.qualified_table)
+        c["before"].append(e.before)  # Arrow builds a map from the dict (items in order, NULL values kept)
+        c["after"].append(e.after)
+        c["columns"].append(self._column_dicts(e.columns))
+        c["primary_key"].append(e.primary_key)
+        c["event_time_ms"].append(e.event_time_ms)
+        c["sequence"].append(e.sequence)
+        c["pos_source"].append(p.source)
+        c["pos_partition"].append(p.partition)
+        c["pos_offset"].append(p.offset)
+        c["pos_index"].append(p.index)
+        c["pos_timestamp_ms"].append(p.timestamp_ms)
+        c["pos_key"].append(p.key)
+        c["pos_headers"].append([{"key": k, "value": v} for k, v in p.headers])
+        c["transaction_id"].append(e.transaction_id)
+        c["ddl"].append(e.ddl)
+        c["vendor"].append(orjson.dumps(dict(e.vendor), default=str).decode() if e.vendor else None)
+        c["fragment_key"].append(e.fragment_key)
+        c["fragment_index"].append(e.fragment_index)
+        c["fragment_total"].append(e.fragment_total)
+        c["dl_reason"].append(None)
+        c["dl_field"].append(None)
+        c["dl_raw"].append(None)
+        c["first_of_record"].append(first)
+
+    def add_dead(self, row: dict) -> None:
+        for name, values in self.cols.items():
+            values.append(row[name])
+
+    def __len__(self) -> int:
+        return len(self.cols["format"])
+
+    def batch(self) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pydict(self.cols, schema=DECODED_ARROW)
+
+    def rows(self) -> list[dict]:
+        return self.batch().to_pylist()
 
 
 def decode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    codec = get_codec(fmt)
     for batch in batches:
-        cols = batch.to_pydict()
-        yield pa.RecordBatch.from_pylist(decode_rows(fmt, cols, batch.num_rows), schema=DECODED_ARROW)
+        out = _DecodedColumns()
+        _decode_into(out, codec, fmt, batch.to_pydict(), batch.num_rows)
+        yield out.batch()
 
 
 def assemble_group(fmt: str, table: pa.Table) -> pa.Table:

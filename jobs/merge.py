@@ -8,7 +8,9 @@ State directory layout (STATE):
                              key, files named ``part-NNNNN.snappy.parquet``: same inputs -> identical bytes.
   STATE/_history/<table>/    with ``--history``: SCD type 2 rows (source columns + ``_cdc_valid_from_sequence``,
                              ``_cdc_valid_from_event_time_ms``, ``_cdc_valid_to_sequence``,
-                             ``_cdc_valid_to_event_time_ms``, ``_cdc_is_current``, ``_cdc_op``).
+                             ``_cdc_valid_to_event_time_ms``, ``_cdc_is_current``, ``_cdc_op``). Versions of
+                             a ``--base`` written with ``--history`` are carried on; without it history starts
+                             at this run (and a run without ``--history`` drops it).
   STATE/_canonical/          the exact state as canonical text (``merge_transform.CANONICAL_ARROW``), partitioned
                              by ``kind`` (state | version) and ``table_name``: rows, tombstones of deleted keys
                              and the last applied event per key. It is what ``--base`` reads, so typing never
@@ -16,6 +18,9 @@ State directory layout (STATE):
   STATE/_state.json          tables, row counts, canonical column declarations and Spark types, primary key /
                              identity, last sequence and position, DDL history per table.
 The whole directory is written to a staging sibling and swapped in at the end (``cdc_jobs.atomic``).
+``--tables`` limits which replayed events are merged; tables of the ``--base`` are always carried over.
+Semantics (ordering, duplicates, unknown keys, key changes, tables without key, DDL, documents) are described in
+``cdc_jobs.merge_transform``.
 """
 
 from __future__ import annotations
@@ -135,34 +140,52 @@ def table_stats(canonical: DataFrame) -> dict[str, dict]:
             "last_position": {"source": last["pos_source"], "partition": last["pos_partition"],
                               "offset": last["pos_offset"], "index": last["pos_index"]},
             "last_event_time_ms": last["event_time_ms"],
+            "_order": _order(last),
         }
     return stats
+
+
+def _watermark_out(order: Optional[mt.OrderKey]) -> Optional[list]:
+    if order is None:
+        return None
+    rank, seq, src, part, off, idx = order
+    return [rank, [str(x) for x in seq], src, part, off, idx]
+
+
+def _watermark_in(value: Optional[list]) -> Optional[mt.OrderKey]:
+    if not value:
+        return None
+    rank, seq, src, part, off, idx = value
+    return mt.order_key(rank, [Decimal(x) for x in seq], src, part, off, idx)
 
 
 # ---------------------------------------------------------------------------------------------------------------
 # Typed output
 
 
-def plan_typings(spark: SparkSession, rows: DataFrame, columns: dict[str, list[mt.ColumnDecl]]
+def plan_typings(spark: SparkSession, rows: DataFrame, columns: dict[str, list[mt.ColumnDecl]],
+                 lineage: Optional[dict[str, dict[str, list[str]]]] = None
                  ) -> dict[str, list[tuple[mt.ColumnDecl, st.Typing, str]]]:
     """Declared typing per table and column, downgraded to string where some value would not survive exactly.
     One Spark job for all tables: image entries joined with the (small) plan, checked by typing."""
     planned = {t: [(c, st.typing_for(c.type_name, c.jdbc_type)) for c in cols] for t, cols in columns.items()}
     kinds = sorted({t for cols in planned.values() for _, t in cols if not t.is_string},
                    key=lambda t: (t.family, t.spark_type))
-    spec = [(table, c.name, kinds.index(t)) for table, cols in planned.items() for c, t in cols if not t.is_string]
+    lineage = lineage or {}
+    spec = [(table, name, c.name, kinds.index(t)) for table, cols in planned.items() for c, t in cols
+            if not t.is_string for name in dict.fromkeys([c.name, *lineage.get(table, {}).get(c.name, [])])]
     bad: dict[tuple[str, str], int] = {}
     if spec:
-        plan = spark.createDataFrame(spec, "table_name string, column string, t int")
+        plan = spark.createDataFrame(spec, "table_name string, column string, target string, t int")
         entries = rows.select("table_name", F.explode("image").alias("column", "text"))
         text = F.col("text")
         ok = F.lit(True)
         for i in reversed(range(len(kinds))):
             ok = F.when(F.col("t") == i, st.exact(text, st.typed(text, kinds[i]), kinds[i])).otherwise(ok)
         for r in (entries.join(F.broadcast(plan), ["table_name", "column"])
-                  .groupBy("table_name", "column").agg(F.sum(F.when(ok, 0).otherwise(1)).alias("bad"))
+                  .groupBy("table_name", "target").agg(F.sum(F.when(ok, 0).otherwise(1)).alias("bad"))
                   .filter("bad > 0").collect()):
-            bad[(r["table_name"], r["column"])] = int(r["bad"])
+            bad[(r["table_name"], r["target"])] = int(r["bad"])
     result = {}
     for table, cols in planned.items():
         result[table] = []
@@ -176,8 +199,31 @@ def plan_typings(spark: SparkSession, rows: DataFrame, columns: dict[str, list[m
     return result
 
 
-def _source_columns(typings) -> list:
-    return [st.typed(F.try_element_at("image", F.lit(c.name)), t).alias(c.name) for c, t, _ in typings]
+def rename_lineage(ddl_history: Sequence[dict]) -> dict[str, list[str]]:
+    """Current column name -> the names it had, newest first (from RENAME/CHANGE COLUMN in the DDL history)."""
+    names: dict[str, list[str]] = {}
+    for entry in ddl_history:
+        for a in entry["applied"] if isinstance(entry.get("applied"), list) else ():
+            if a["kind"] == "rename" and a.get("new_name"):
+                names[a["new_name"]] = [a["new_name"]] + names.pop(a["column"], [a["column"]])
+            elif a["kind"] == "drop":
+                names.pop(a["column"], None)
+    return names
+
+
+def _text(name: str, aliases: Sequence[str] = ()) -> Any:
+    """The text of a column in an image; a version written before a rename holds it under an older name."""
+    image = F.col("image")
+    expr = F.try_element_at(image, F.lit(name))
+    for old in aliases:
+        if old != name:
+            expr = F.when(F.map_contains_key(image, F.lit(name)), expr).otherwise(F.try_element_at(image, F.lit(old)))
+    return expr
+
+
+def _source_columns(typings, lineage: Optional[dict[str, list[str]]] = None) -> list:
+    lineage = lineage or {}
+    return [st.typed(_text(c.name, lineage.get(c.name, ())), t).alias(c.name) for c, t, _ in typings]
 
 
 def _finish_files(directory: Path) -> None:
@@ -201,10 +247,10 @@ def write_table(rows: DataFrame, typings, n_rows: int, out: Path) -> None:
     _finish_files(out)
 
 
-def write_history(versions: DataFrame, typings, out: Path) -> None:
+def write_history(versions: DataFrame, typings, lineage: dict[str, list[str]], out: Path) -> None:
     h = mt.history_versions(versions)
     (h.repartition(1).sortWithinPartitions("_key", "_dup", *mt.ORDER_FIELDS)
-     .select(*_source_columns(typings),
+     .select(*_source_columns(typings, lineage),
              F.col("sequence").alias("_cdc_valid_from_sequence"),
              F.col("event_time_ms").alias("_cdc_valid_from_event_time_ms"),
              F.col("_to_sequence").alias("_cdc_valid_to_sequence"),
@@ -217,6 +263,24 @@ def write_history(versions: DataFrame, typings, out: Path) -> None:
 
 # ---------------------------------------------------------------------------------------------------------------
 # The job
+
+
+def _table_plan(previous: dict, lists: list[tuple], ddls: list[mt.DdlEvent]) -> dict:
+    """Columns, primary key, DDL history and rename lineage of one table after this run (driver side)."""
+    base_cols = [mt.ColumnDecl(c["name"], c.get("type_name"), c.get("jdbc_type")) for c in previous.get("columns", [])]
+    # Column lists last seen at or before the base's watermark come from late copies of events the base already
+    # holds: they no longer describe the table (a re-sent pre-RENAME event must not revive the old name).
+    mark = _watermark_in(previous.get("watermark"))
+    lists = [x for x in lists if mark is None or x[1] > mark]
+    ddl_history = previous.get("ddl_history", []) + [d.history_entry() for d in ddls]
+    marks = [m for m in (mark, *(d.order for d in ddls)) if m is not None]
+    return {
+        "columns": mt.evolve_columns(base_cols, [(f, l, d) for f, l, d, _ in lists], ddls),
+        "primary_key": max(lists, key=lambda x: x[1])[3] if lists else previous.get("primary_key", []),
+        "ddl_history": ddl_history,
+        "lineage": rename_lineage(ddl_history),
+        "watermark": max(marks) if marks else None,
+    }
 
 
 def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional[str] = None,
@@ -246,39 +310,37 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
     stored = spark.read.schema(mt.CANONICAL_SPARK).parquet(str(canonical_dir))
     stats = table_stats(stored)
     names = sorted(set(stats) | set(ddls) | set(lists) | set(base_tables))
-    columns = {}
-    for name in names:
-        base_cols = [mt.ColumnDecl(c["name"], c.get("type_name"), c.get("jdbc_type"))
-                     for c in base_tables.get(name, {}).get("columns", [])]
-        table_lists = [(f, l, d) for f, l, d, _ in lists.get(name, [])]
-        columns[name] = mt.evolve_columns(base_cols, table_lists, ddls.get(name, []))
+    plans = {name: _table_plan(base_tables.get(name, {}), lists.get(name, []), ddls.get(name, []))
+             for name in names}
     # Typed values must hold for every row written: the state, and with --history every version too.
     live = stored.filter(~F.col("deleted"))
-    typings_by_table = plan_typings(spark, live if history else live.filter(F.col("kind") == "state"), columns)
+    typings = plan_typings(spark, live if history else live.filter(F.col("kind") == "state"),
+                           {n: p["columns"] for n, p in plans.items()},
+                           {n: p["lineage"] for n, p in plans.items()} if history else None)
     result_tables = {}
     for name in names:
-        previous = base_tables.get(name, {})
-        table_lists = lists.get(name, [])
-        pk = previous.get("primary_key", [])
-        if table_lists:
-            pk = max(table_lists, key=lambda x: x[1])[3]
+        plan = plans[name]
+        s = dict(stats.get(name, {"rows": 0, "tombstones": 0, "last_sequence": [], "last_position": None,
+                                  "last_event_time_ms": None}))
+        marks = [m for m in (s.pop("_order", None), plan["watermark"]) if m is not None]
         state_rows = stored.filter((F.col("table_name") == name) & ~F.col("deleted") & (F.col("kind") == "state"))
-        typings = typings_by_table[name]
-        s = stats.get(name, {"rows": 0, "tombstones": 0, "last_sequence": [], "last_position": None,
-                             "last_event_time_ms": None})
-        write_table(state_rows, typings, s["rows"], out / name)
+        write_table(state_rows, typings[name], s["rows"], out / name)
         if history:
-            write_history(stored.filter((F.col("table_name") == name) & (F.col("kind") == "version")), typings,
-                          out / HISTORY / name)
-        has_row_id = any(c.name == mt.ROW_ID for c in columns[name])
+            write_history(stored.filter((F.col("table_name") == name) & (F.col("kind") == "version")),
+                          typings[name], plan["lineage"], out / HISTORY / name)
+        pk = plan["primary_key"]
+        has_row_id = any(c.name == mt.ROW_ID for c in plan["columns"])
         result_tables[name] = {
             **s,
             "primary_key": pk,
             "identity": ("primary key" if pk else
                          mt.ROW_ID if has_row_id else "row hash (SHA-256 of the non-NULL column values)"),
             "columns": [{**c.as_dict(), "family": t.family, "spark_type": t.spark_type,
-                         **({"note": note} if note else {})} for c, t, note in typings],
-            "ddl_history": previous.get("ddl_history", []) + [d.history_entry() for d in ddls.get(name, [])],
+                         **({"note": note} if note else {})} for c, t, note in typings[name]],
+            "ddl_history": plan["ddl_history"],
+            # Highest order key applied to this table (data or DDL): [rank, sequence, source, partition,
+            # offset, index]. The next --base run ignores column declarations of events at or before it.
+            "watermark": _watermark_out(max(marks) if marks else None),
         }
     state = {"format_version": FORMAT_VERSION, "history": history,
              "inputs": {"replay": list(replays), "base": base, "tables": list(tables)},

@@ -14,7 +14,12 @@ Duplicates. An event's identity is a hash of its content and sequence (op, table
 event time), not its position: every later copy of an identity within a key is skipped, so re-sent messages
 (at-least-once delivery, overlapping replays) never change the result. Across days the state remembers, per
 key, the order key and identity of the last event applied (``--base``): events ordered at or before it are
-already part of the base, and a late copy of the last event itself is recognised by its identity.
+already part of the base, and a late copy of the last event itself is recognised by its identity. Exception:
+a row of a table *without* primary key that also has no sequence (a full-sync row) includes its archive
+position in its identity, because two identical such rows are two rows; a copy re-read from the same file line
+is still recognised, one re-sent at another position is not. Caveat: when a vendor's sequence is not unique
+per event (e.g. only a millisecond time), identical events with the same sequence are one event (an A-B-A
+sequence inside one millisecond would lose the second A).
 
 Images. A column absent from an update's after image keeps its value; a column present as NULL becomes NULL.
 
@@ -41,6 +46,11 @@ rows. Other statements are kept in the DDL history as ``ignored``.
 Documents (format ``drs-mongo``). Keyed by ``_id``; ``$set`` fields are a partial image; fields listed in
 ``vendor["unset"]`` are removed from the document (not set NULL); a ``replace`` record replaces the document.
 Dotted ``$set`` paths stay one field (as the codec keeps them).
+
+History (``--history``). Every applied change that alters a row emits a version (image + the event's order key
+and time); deletes and TRUNCATE emit a marker that closes it. ``history_versions`` turns them into SCD type 2
+rows (valid from / valid to in sequence and event-time terms, current flag); DDL does not create versions, and
+a renamed column's older versions are read under the new name (``cdc_jobs.merge.rename_lineage``).
 """
 
 from __future__ import annotations

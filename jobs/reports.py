@@ -90,7 +90,7 @@ def terminal_report(tables: Sequence[Mapping], accounting: Mapping) -> str:
                    f"{sum(s['messages_with_events'] for s in c['sources'])} with events, "
                    f"{sum(s['dead_letters'] for s in c['sources'])} dead letters, "
                    f"{sum(s['fragments'] for s in c['sources'])} fragments, "
-                   f"{sum(s['filtered_out_records'] for s in c['sources'])} filtered out: {status}")
+                   f"{sum(s['filtered_out_rows'] for s in c['sources'])} rows filtered out: {status}")
         enc = r.get("encoding")
         if enc:
             out.append(f"  re-encoded as {enc['format']}: {enc['messages']} messages: "
@@ -161,7 +161,7 @@ def html_page(tables: Sequence[Mapping], accounting: Mapping, title: str = "cdc-
     for r in accounting.get("replays", []):
         parts.append(f"<h2>Replay <code>{_e(r['replay'])}</code> ({_e(r.get('format'))}) {_status(r['ok'])}</h2>")
         parts.append("<table><tr><th>source</th><th>partition</th><th>records read</th><th>with events</th>"
-                     "<th>dead letters</th><th>fragments</th><th>filtered out</th><th>unaccounted</th>"
+                     "<th>dead letters</th><th>fragments</th><th>filtered out (records)</th><th>unaccounted</th>"
                      "<th>event rows</th><th>control rows</th><th>status</th></tr>")
         for s in r["conservation"]["sources"]:
             nums = [s["records_read"], s["messages_with_events"], s["dead_letters"], s["fragments"],

@@ -220,8 +220,9 @@ def verify(spark: SparkSession, replays: list[dict], state: Path, base: Optional
         problems = []
         if row["expected_rows"] != row["actual_rows"]:
             diff = row["actual_rows"] - row["expected_rows"]
+            missing = "" if table in actual else ", no such table in the state"
             problems.append(f"expected {row['expected_rows']} rows (implied by the events), state has "
-                            f"{row['actual_rows']} ({diff:+d})" + ("" if table in actual else ", no such table in the state"))
+                            f"{row['actual_rows']} ({diff:+d}){missing}")
         row.update(reference_rows=None, reference_expected_rows=None, reference_taken_at=None, reference_ok=None)
         if reference is not None:
             if table in reference.errors:
@@ -239,6 +240,7 @@ def verify(spark: SparkSession, replays: list[dict], state: Path, base: Optional
                             else f"the state has {compare}")
                     problems.append(f"the source has {n} rows, {what} ({compare - n:+d})")
         row["problems"] = problems
+        row["message"] = "; ".join(problems)  # one line per table, for task logs and the DAG's per-table checks
         row["ok"] = not problems
         rows.append(row)
 

@@ -3,31 +3,24 @@
 - a page listing verification reports by DAG run and table, pass/fail at a glance, with links to each report
   (FastAPI app at ``/cdc-replay``, behind Airflow login; in the menu through ``external_views``);
 - ``VerificationReportLink``, the verify task's extra link to its report (see ``links.attach_report_link``).
+
+Names are resolved lazily so that a DAG file importing the link class does not build the web app.
 """
 
 from __future__ import annotations
 
-from airflow.plugins_manager import AirflowPlugin
-
-from .links import VerificationReportLink, attach_report_link
+from typing import Any
 
 __all__ = ["CdcReplayPlugin", "VerificationReportLink", "attach_report_link"]
 
 
-def _app():
-    from .app import URL_PREFIX, app
+def __getattr__(name: str) -> Any:
+    if name == "CdcReplayPlugin":
+        from .plugin import CdcReplayPlugin
 
-    return {"app": app, "url_prefix": URL_PREFIX, "name": "cdc-replay verification reports"}
+        return CdcReplayPlugin
+    if name in ("VerificationReportLink", "attach_report_link", "report_url"):
+        from . import links
 
-
-class CdcReplayPlugin(AirflowPlugin):
-    name = "cdc_replay"
-    fastapi_apps = [_app()]
-    external_views = [{
-        "name": "CDC verification",
-        "href": "/cdc-replay/",
-        "destination": "nav",
-        "category": "browse",
-        "url_route": "cdc-replay-verification",  # shown inside the Airflow UI at /plugin/cdc-replay-verification
-    }]
-    operator_extra_links = [VerificationReportLink()]
+        return getattr(links, name)
+    raise AttributeError(f"module 'cdc_replay_plugin' has no attribute {name!r}")

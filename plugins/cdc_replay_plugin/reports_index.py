@@ -2,9 +2,10 @@
 and the operator link build on it, and tests use it directly.
 
 Layout (written by the verify task through ``cdc-replay verify --report ... --html ...``):
-    <reports root>/<dag_id>/<run_id>/verification.json             list of per-table results
-    <reports root>/<dag_id>/<run_id>/verification.accounting.json  overall verdict, record accounting
-    <reports root>/<dag_id>/<run_id>/verification.html             the page for people
+    <root>/<dag_id>/<run_id>/verification.json              list of per-table results
+    <root>/<dag_id>/<run_id>/verification.accounting.json   overall verdict, record accounting
+    <root>/<dag_id>/<run_id>/verification.html              the page for people
+A DAG that verifies several pipelines in one run writes one level deeper: ``<root>/<dag_id>/<run_id>/<pipeline>/``.
 The root is ``$CDC_REPLAY_REPORTS_DIR``, default ``$AIRFLOW_HOME/cdc-replay-reports``.
 """
 
@@ -28,13 +29,14 @@ def reports_root() -> Path:
     return Path(home) / "cdc-replay-reports"
 
 
-def report_dir(dag_id: str, run_id: str, root: Optional[Path] = None) -> Path:
-    """The directory of one run's report; refuses names that would leave the root (``..``, slashes)."""
+def report_dir(dag_id: str, run_id: str, pipeline: Optional[str] = None, root: Optional[Path] = None) -> Path:
+    """The directory of one report; refuses names that would leave the root (``..``, slashes)."""
     root = (root or reports_root()).resolve()
-    for part, what in ((dag_id, "dag_id"), (run_id, "run_id")):
+    parts = [(dag_id, "dag_id"), (run_id, "run_id")] + ([(pipeline, "pipeline")] if pipeline is not None else [])
+    for part, what in parts:
         if not part or "/" in part or "\\" in part or part in (".", "..") or "\x00" in part:
             raise ValueError(f"invalid {what} {part!r}")
-    d = (root / dag_id / run_id).resolve()
+    d = root.joinpath(*(p for p, _ in parts)).resolve()
     if root not in d.parents:
         raise ValueError("report path leaves the reports root")
     return d
@@ -42,12 +44,12 @@ def report_dir(dag_id: str, run_id: str, root: Optional[Path] = None) -> Path:
 
 def _load(path: Path) -> Any:
     try:
-        return json.loads(path.read_text())
+        return json.loads(path.read_text(encoding="utf-8"))
     except (OSError, json.JSONDecodeError):
         return None
 
 
-def summarise_run(dag_id: str, run_id: str, d: Path) -> dict:
+def summarise(dag_id: str, run_id: str, pipeline: Optional[str], d: Path) -> dict:
     tables = _load(d / REPORT)
     accounting = _load(d / ACCOUNTING) or {}
     readable = isinstance(tables, list)
@@ -58,7 +60,7 @@ def summarise_run(dag_id: str, run_id: str, d: Path) -> dict:
     ]
     ok = readable and all(t["ok"] for t in table_rows) and accounting.get("ok", True) is not False
     return {
-        "dag_id": dag_id, "run_id": run_id,
+        "dag_id": dag_id, "run_id": run_id, "pipeline": pipeline,
         "status": ("passed" if ok else "failed") if readable else "unreadable",
         "ok": ok,
         "generated_at": accounting.get("generated_at"),
@@ -70,17 +72,27 @@ def summarise_run(dag_id: str, run_id: str, d: Path) -> dict:
     }
 
 
-def list_runs(root: Optional[Path] = None, dag_id: Optional[str] = None) -> list[dict]:
-    """Every run with a verification.json, newest first."""
+def _dirs(d: Path) -> list[Path]:
+    return sorted(p for p in d.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def list_reports(root: Optional[Path] = None, dag_id: Optional[str] = None, run_id: Optional[str] = None
+                 ) -> list[dict]:
+    """Every report (per run, or per pipeline of a run), newest first."""
     root = root or reports_root()
     if not root.is_dir():
         return []
-    runs = []
-    for dag_dir in sorted(p for p in root.iterdir() if p.is_dir() and not p.name.startswith(".")):
+    out = []
+    for dag_dir in _dirs(root):
         if dag_id and dag_dir.name != dag_id:
             continue
-        for run_dir in sorted(p for p in dag_dir.iterdir() if p.is_dir() and not p.name.startswith(".")):
+        for run_dir in _dirs(dag_dir):
+            if run_id and run_dir.name != run_id:
+                continue
             if (run_dir / REPORT).is_file():
-                runs.append(summarise_run(dag_dir.name, run_dir.name, run_dir))
-    runs.sort(key=lambda r: (r["modified"] or 0, r["dag_id"], r["run_id"]), reverse=True)
-    return runs
+                out.append(summarise(dag_dir.name, run_dir.name, None, run_dir))
+            for pipe_dir in _dirs(run_dir):
+                if (pipe_dir / REPORT).is_file():
+                    out.append(summarise(dag_dir.name, run_dir.name, pipe_dir.name, pipe_dir))
+    out.sort(key=lambda r: (-(r["modified"] or 0), r["dag_id"], r["run_id"], r["pipeline"] or ""))
+    return out

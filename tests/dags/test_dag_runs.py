@@ -94,18 +94,23 @@ def test_three_daily_runs_equal_one_replay_of_the_three_days(home, tmp_path):
         "    start: 2024-01-01\n"
         f"    targets: {{state_root: {tmp_path / 'state'}}}\n")
     env = airflow_env(home, CDC_REPLAY_PIPELINES=str(pipelines))
-    days = ["2024-01-01", "2024-01-02", "2024-01-03"]
-    for day in days:
+    seen: set[Path] = set()
+    for day in ["2024-01-01", "2024-01-02", "2024-01-03"]:
+        # A manual run (what `dags test DATE` creates) gets the last complete interval before DATE: pass the
+        # next day to replay `day`. The run fails (the broken pipeline); 'shop' must be complete regardless.
+        run_date = (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()
         log = tmp_path / f"daily-{day}.log"
-        with open(log, "w") as fh:  # the run fails (the broken pipeline), 'shop' must still be complete
-            subprocess.run([str(BIN / "airflow"), "dags", "test", "cdc_daily_replay", day], env=env, stdout=fh,
-                           stderr=subprocess.STDOUT, timeout=1500, cwd=REPO)
+        with open(log, "w") as fh:
+            subprocess.run([str(BIN / "airflow"), "dags", "test", "cdc_daily_replay", run_date], env=env,
+                           stdout=fh, stderr=subprocess.STDOUT, timeout=1500, cwd=REPO)
         text = log.read_text()
         assert "pipeline 'broken': field 'format': unknown format 'canal-jsn'" in text
         assert (tmp_path / "state" / "shop" / day / "state").is_dir(), text[-6000:]
-        report = home / "reports" / "cdc_daily_replay"
-        assert any(json.loads(p.read_text()) and all(r["ok"] for r in json.loads(p.read_text()))
-                   for p in report.glob(f"*{day}*/shop/verification.json")), f"no passing report for {day}"
+        new = set((home / "reports" / "cdc_daily_replay").glob("*/shop/verification.json")) - seen
+        assert len(new) == 1, f"expected one new report for {day}, got {new}"
+        results = json.loads(next(iter(new)).read_text())
+        assert results and all(r["ok"] for r in results), results
+        seen |= new
 
     one = tmp_path / "one"
     cli = [str(BIN / "cdc-replay")]

@@ -9,7 +9,7 @@ import pytest
 
 from cdc_codecs import Event, Op, Position
 from cdc_codecs.records import to_record
-from cdc_codecs.scenario import BASE_MS, final_state, scenario_events
+from cdc_codecs.scenario import final_state, scenario_events
 from cdc_jobs import verify_counts as vc
 from cdc_jobs.schemas import EVENT_ARROW, EVENT_SPARK
 
@@ -145,3 +145,17 @@ def test_encoding_check_packing_and_split_updates():
     assert not bad["ok"]
     assert any("INSERT: 6 events in, 5 events" in p for p in bad["problems"])
     assert any("encoded/ holds 4 messages" in p for p in bad["problems"])
+
+
+def test_conservation_with_fragments_bounds_the_records_seen_twice():
+    # DataWorks-style: 2 plain records + one update written as two halves, assembled into one event that keeps
+    # the position of its first half. That record is in events/ and among the fragment records.
+    source = {"source": "f", "partition": -1, "records": 4, "events": 3, "control": 0, "dead_letters": 0,
+              "fragments": 2, "filtered_out": 0}
+    observed = {("f", -1): {"event_rows": 3, "control_rows": 0, "event_messages": 3}}
+    assert vc.conservation({"sources": [source]}, observed)["ok"]
+    # exact when replay says how many events were assembled; then one lost record is caught
+    exact = source | {"assembled_events": 1}
+    assert vc.conservation({"sources": [exact]}, observed)["ok"]
+    lost = vc.conservation({"sources": [exact | {"records": 5}]}, observed)
+    assert not lost["ok"] and lost["sources"][0]["unaccounted"] == 1

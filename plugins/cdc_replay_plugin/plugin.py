@@ -1,0 +1,25 @@
+"""The plugin class Airflow loads (through ``cdc_replay_plugin:CdcReplayPlugin``)."""
+
+from __future__ import annotations
+
+from airflow.plugins_manager import AirflowPlugin
+
+from .app import URL_PREFIX, app
+from .links import VerificationReportLink
+
+
+class CdcReplayPlugin(AirflowPlugin):
+    name = "cdc_replay"
+    # Airflow mounts the app on its API server; every route requires an Airflow login (see app.py).
+    fastapi_apps = [{"app": app, "url_prefix": URL_PREFIX, "name": "cdc-replay verification reports"}]
+    # The menu entry ("Browse" menu); url_route shows the page inside the Airflow UI at
+    # /plugin/cdc-replay-verification, where the UI's login cookie authenticates the embedded page.
+    external_views = [{
+        "name": "CDC verification",
+        "href": f"{URL_PREFIX}/",
+        "destination": "nav",
+        "category": "browse",
+        "url_route": "cdc-replay-verification",
+    }]
+    # Registered so Airflow knows the link class; it is attached to the verify task only (links.attach_report_link).
+    operator_extra_links = [VerificationReportLink()]
