@@ -91,8 +91,16 @@ def read_base(spark: SparkSession, base: str) -> tuple[dict, DataFrame]:
     if state.get("format_version") != FORMAT_VERSION:
         raise UsageError(f"--base {base}: {STATE_FILE} format_version {state.get('format_version')!r}, "
                          f"this merge reads {FORMAT_VERSION}")
-    canonical = spark.read.schema(mt.CANONICAL_SPARK).parquet(str(root / CANONICAL))
-    return state, canonical
+    return state, read_canonical(spark, root / CANONICAL)
+
+
+def read_canonical(spark: SparkSession, directory: Path) -> DataFrame:
+    """The canonical copy. Spark skips paths whose name starts with '_' when listing, so the partition
+    directories are named explicitly (with basePath, so ``kind`` and ``table_name`` come from the paths)."""
+    parts = sorted(str(p) for p in directory.glob("kind=*") if p.is_dir())
+    if not parts:
+        return spark.createDataFrame([], mt.CANONICAL_SPARK)
+    return spark.read.option("basePath", str(directory)).schema(mt.CANONICAL_SPARK).parquet(*parts)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -307,7 +315,7 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
      .write.partitionBy("kind", "table_name").parquet(str(canonical_dir)))
     _finish_files(canonical_dir)
 
-    stored = spark.read.schema(mt.CANONICAL_SPARK).parquet(str(canonical_dir))
+    stored = read_canonical(spark, canonical_dir)
     stats = table_stats(stored)
     names = sorted(set(stats) | set(ddls) | set(lists) | set(base_tables))
     plans = {name: _table_plan(base_tables.get(name, {}), lists.get(name, []), ddls.get(name, []))

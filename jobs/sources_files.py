@@ -1,4 +1,5 @@
-"""Archive files as a Spark source: one partition per file, read in the executors, yielding RAW Arrow batches.
+"""Archive files as a Spark source: one partition per file (large plain JSON-lines files: one per line-aligned
+byte range, see ``split_lines_file``), read in the executors, yielding RAW Arrow batches.
 
 Three layouts, told apart by file name:
 - ``*.avro``: Avro container file, one message per record (the record re-serialised schemaless with the
@@ -18,7 +19,7 @@ import io
 import os
 import re
 from pathlib import Path
-from typing import Iterator
+from typing import Iterator, NamedTuple
 
 import orjson
 import pyarrow as pa
@@ -29,6 +30,10 @@ from .errors import UsageError
 from .schemas import RAW_ARROW, RAW_SPARK
 
 BATCH_ROWS = 8192
+# Plain JSON-lines files above this size are read as several line-aligned byte ranges (one Spark partition
+# each), so a single large file does not leave all but one core idle.
+SPLIT_BYTES = int(os.environ.get("CDC_REPLAY_SPLIT_BYTES", 32 * 1024 * 1024))
+CHUNK = 8 * 1024 * 1024
 _PARTITION_DIR = re.compile(r"(^|/)partition=\d+(/|$)")
 
 
@@ -97,17 +102,75 @@ class _Batcher:
         return bool(self.cols["value"])
 
 
-def _numbered_lines(path: str) -> Iterator[tuple[int, bytes]]:
+def _numbered_lines(path: str, span: "Span | None" = None) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, line) of the whole file, or of the lines starting inside ``span``."""
     with _open_text(path) as fh:
-        for lineno, line in enumerate(fh, start=1):
+        if span is None:
+            lines: Iterator[bytes] = iter(fh)
+            first = 1
+        else:
+            fh.seek(span.start)
+            lines, first = _until(fh, span.end - span.start), span.first_line
+        for lineno, line in enumerate(lines, start=first):
             line = line.rstrip(b"\r\n")
             if line.strip():  # blank lines are layout, not records
                 yield lineno, line
 
 
-def read_lines(path: str) -> Iterator[pa.RecordBatch]:
+def _until(fh: io.BufferedReader, size: int) -> Iterator[bytes]:
+    """The lines of the next ``size`` bytes (which end on a line boundary, see ``split_lines_file``)."""
+    read = 0
+    for line in fh:
+        if read >= size:
+            return
+        read += len(line)
+        yield line
+
+
+class Span(NamedTuple):
+    """A byte range of a plain JSON-lines file holding whole lines, and the line number of its first line."""
+
+    start: int
+    end: int
+    first_line: int
+
+
+def split_lines_file(path: str, target: int) -> list[Span]:
+    """Cut a plain (not compressed) lines file into ranges of about ``target`` bytes that start at line
+    starts, so one big file keeps every core busy. The driver counts the newlines of each range once, so each
+    range knows its exact first line number (positions stay ``file + 1-based line`` whatever the split)."""
+    size = os.path.getsize(path)
+    spans, start, first_line = [], 0, 1
+    with open(path, "rb") as fh:
+        while size - start > target:
+            # The range ends at the first line start at or after start + target: just after the first newline
+            # at or after byte start + target - 1.
+            fh.seek(start)
+            newlines = fh.read(target - 1).count(b"\n")
+            end = _after_next_newline(fh, size)
+            if end >= size:
+                break
+            spans.append(Span(start, end, first_line))
+            start, first_line = end, first_line + newlines + 1
+    spans.append(Span(start, size, first_line))
+    return spans
+
+
+def _after_next_newline(fh: io.BufferedReader, size: int) -> int:
+    """Offset just after the first newline at or after the current position (``size`` when there is none)."""
+    while True:
+        at = fh.tell()
+        piece = fh.read(CHUNK)
+        if not piece:
+            return size
+        i = piece.find(b"\n")
+        if i >= 0:
+            return at + i + 1
+
+
+def read_lines(path: str, span: Span | None = None) -> Iterator[pa.RecordBatch]:
     out = _Batcher()
-    for lineno, line in _numbered_lines(path):
+    for lineno, line in _numbered_lines(path, span):
         out.add(path, -1, lineno, line)
         if out.full():
             yield out.take()
@@ -119,9 +182,9 @@ def _b64(value):
     return None if value is None else base64.b64decode(value)
 
 
-def read_dump(path: str) -> Iterator[pa.RecordBatch]:
+def read_dump(path: str, span: Span | None = None) -> Iterator[pa.RecordBatch]:
     out = _Batcher()
-    for lineno, line in _numbered_lines(path):
+    for lineno, line in _numbered_lines(path, span):
         try:
             rec = orjson.loads(line)
             if "partition" in rec and "offset" in rec:
@@ -161,20 +224,40 @@ READERS = {"lines": read_lines, "dump": read_dump, "avro": read_avro}
 
 
 class _FilePartition(InputPartition):
-    def __init__(self, path: str):
+    def __init__(self, path: str, span: Span | None = None):
         super().__init__(path)
         self.path = path
+        self.span = span
+
+
+def plan_partitions(files: list[str], split_bytes: int | None = None) -> list[_FilePartition]:
+    """One partition per file; plain JSON-lines files (and dumps) larger than ``split_bytes`` are split into
+    line-aligned byte ranges. Avro and gzip files are read whole."""
+    split_bytes = split_bytes or SPLIT_BYTES
+    parts = []
+    for f in files:
+        if layout_of(f) == "avro" or f.endswith(".gz") or os.path.getsize(f) <= split_bytes:
+            parts.append(_FilePartition(f))
+        else:
+            parts.extend(_FilePartition(f, span) for span in split_lines_file(f, split_bytes))
+    return parts
 
 
 class _ArchiveReader(DataSourceReader):
-    def __init__(self, files: list[str]):
+    def __init__(self, files: list[str], split_bytes: int | None = None):
         self.files = files
+        self.split_bytes = split_bytes
 
     def partitions(self):
-        return [_FilePartition(f) for f in self.files]
+        return plan_partitions(self.files, self.split_bytes)
 
     def read(self, partition):
-        yield from READERS[layout_of(partition.path)](partition.path)
+        layout = layout_of(partition.path)
+        span = getattr(partition, "span", None)
+        if span is None:
+            yield from READERS[layout](partition.path)
+        else:
+            yield from READERS[layout](partition.path, span)
 
 
 class ArchiveFiles(DataSource):
@@ -188,10 +271,14 @@ class ArchiveFiles(DataSource):
         return RAW_SPARK
 
     def reader(self, schema):
-        return _ArchiveReader(orjson.loads(self.options["files"]))
+        split = self.options.get("splitBytes")
+        return _ArchiveReader(orjson.loads(self.options["files"]), int(split) if split else None)
 
 
-def read_files(spark: SparkSession, sources: list[str]) -> DataFrame:
+def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None = None) -> DataFrame:
     files = list_archive_files(sources)
     spark.dataSource.register(ArchiveFiles)
-    return spark.read.format("cdc_archive").option("files", orjson.dumps(files).decode()).load()
+    reader = spark.read.format("cdc_archive").option("files", orjson.dumps(files).decode())
+    if split_bytes:
+        reader = reader.option("splitBytes", str(split_bytes))
+    return reader.load()

@@ -207,8 +207,8 @@ COLS = (Column("id", "int", 4), Column("a", "varchar(5)", 12), Column("b", "int"
 
 
 def _ev(op, n, table="t", before=None, after=None, seq=None, pk=("id",), cols=COLS, fmt="canonical",
-        vendor=None, part=0, time_ms=None):
-    return Event(format=fmt, op=op, database="db", table=table, position=Position("topic", part, n),
+        vendor=None, part=0, time_ms=None, src="topic"):
+    return Event(format=fmt, op=op, database="db", table=table, position=Position(src, part, n),
                  before=before, after=after, columns=cols, primary_key=pk,
                  sequence=(Decimal(n),) if seq is None else seq, event_time_ms=time_ms or n, vendor=vendor or {})
 
@@ -219,6 +219,9 @@ def test_defined_outcomes(spark, tmp_path):
         # Snapshot row with unknown position and a later timestamp vs a change: the change wins.
         _ev(Op.SNAPSHOT, 1, after={"id": "1", "a": "snap", "b": "1"}, seq=(), time_ms=late),
         _ev(Op.UPDATE, 2, before={"a": "old"}, after={"id": "1", "a": "chg"}),  # partial after: b kept
+        # Neither has a sequence and the full-sync file sorts after the change's: the change still wins.
+        _ev(Op.SNAPSHOT, 1, after={"id": "6", "a": "snap", "b": "1"}, seq=(), src="z-full-sync", part=-1),
+        _ev(Op.UPDATE, 1, after={"id": "6", "a": "chg"}, seq=(), src="a-changes", part=-1),
         # Update of an unknown key: upsert before overlaid with after; columns in neither are NULL.
         _ev(Op.UPDATE, 3, before={"id": "2", "b": "7"}, after={"id": "2", "a": "up"}),
         _ev(Op.DELETE, 4, before={"id": "3"}),  # delete of an absent key: nothing
@@ -253,12 +256,13 @@ def test_defined_outcomes(spark, tmp_path):
     state = run_merge([tmp_path / "r"], tmp_path / "s")
     rows = lambda t, c: table_rows(spark, tmp_path / "s", t, c)  # noqa: E731
     assert rows("db.t", ["id", "a", "b"]) == sorted(
-        [(1, "chg", None), (2, "up", 7), (4, "again", None), (5, "late", 0)], key=repr), f"seed {SEED}"
+        [(1, "chg", None), (2, "up", 7), (4, "again", None), (5, "late", 0), (6, "chg", 1)], key=repr), \
+        f"seed {SEED}"
     assert rows("db.nokey", ["a", "b"]) == [("x", 1), ("x", 1)]
     assert rows("db.dw", ["#alibaba_rds_row_id#", "a"]) == [(77, "v2")]
     assert state["tables"]["db.dw"]["identity"] == "#alibaba_rds_row_id#"
     assert rows("db.coll", ["_id", "x", "y", "z"]) == [(oid, None, '"keep"', "[1,2]")]
-    canon = spark.read.parquet(str(tmp_path / "s" / "_canonical")).filter("table_name = 'db.coll'").first()
+    canon = merge_job.read_canonical(spark, tmp_path / "s" / "_canonical").filter("table_name = 'db.coll'").first()
     assert "x" not in canon["image"]  # $unset removed the field; it is not a stored NULL
 
 

@@ -94,7 +94,8 @@ class _Source:
         if t == "blob":
             return base64.b64encode(bytes(r.randrange(256) for _ in range(r.randint(0, 6)))).decode()
         if t == "datetime(6)":
-            return f"2024-0{r.randint(1, 9)}-1{r.randint(0, 9)} 1{r.randint(0, 9)}:0{r.randint(0, 9)}:59.{r.randint(0, 999999):06d}"
+            return (f"2024-0{r.randint(1, 9)}-1{r.randint(0, 9)} 1{r.randint(0, 9)}:0{r.randint(0, 9)}:59."
+                    f"{r.randint(0, 999999):06d}")
         if t == "date":
             return f"20{r.randint(10, 29)}-0{r.randint(1, 9)}-2{r.randint(0, 8)}"
         if col.name == "level":

@@ -1,0 +1,85 @@
+"""Throughput paths of the replay that must not change results: decode builds its Arrow batches column-wise
+(must equal ``from_pylist`` of the contract's ``to_record`` rows), and large JSON-lines files are read as
+line-aligned byte ranges (must give every line once, with its exact 1-based line number). No Spark needed."""
+
+from __future__ import annotations
+
+import random
+
+import pyarrow as pa
+import pytest
+
+from cdc_codecs import Position, get_codec
+from cdc_codecs.records import to_record
+from cdc_codecs.scenario import scenario_events
+from cdc_jobs.decode import decode_batches
+from cdc_jobs.schemas import DECODED_ARROW, RAW_ARROW
+from cdc_jobs.sources_files import _numbered_lines, plan_partitions, read_lines, split_lines_file
+
+
+def raw_batch(values: list) -> pa.RecordBatch:
+    n = len(values)
+    return pa.RecordBatch.from_pydict({
+        "pos_source": ["topic"] * n, "pos_partition": [3] * n, "pos_offset": list(range(10, 10 + n)),
+        "pos_timestamp_ms": [1_700_000_000_000 + i if i % 2 else None for i in range(n)],
+        "pos_key": [b"k%d" % i if i % 3 else None for i in range(n)],
+        "pos_headers": [[{"key": "h", "value": b"v"}] if i % 4 == 0 else [] for i in range(n)],
+        "value": values}, schema=RAW_ARROW)
+
+
+@pytest.mark.parametrize("fmt", ["canal-json", "oms-default", "debezium-json", "drs-json"])
+def test_columnar_decode_equals_the_record_contract(fmt):
+    codec = get_codec(fmt)
+    values = [m.value for m in codec.encode([e for e in scenario_events() if codec.capabilities.carries(e.op)])]
+    values += [None, b"{not json"]
+    batch = raw_batch(values)
+    [got] = list(decode_batches(fmt, [batch]))
+    cols = batch.to_pydict()
+    expected, n_dead = [], 0
+    for i, raw in enumerate(values):
+        if raw is None or raw == b"{not json":
+            n_dead += 1
+            continue
+        pos = Position("topic", 3, 10 + i, timestamp_ms=cols["pos_timestamp_ms"][i], key=cols["pos_key"][i],
+                       headers=tuple((h["key"], h["value"]) for h in cols["pos_headers"][i]))
+        for j, e in enumerate(codec.decode(raw, pos)):
+            expected.append(to_record(e) | {"dl_reason": None, "dl_field": None, "dl_raw": None,
+                                            "first_of_record": j == 0})
+    rows = got.to_pylist()
+    events = [r for r in rows if r["dl_reason"] is None]
+    assert pa.Table.from_pylist(events, schema=DECODED_ARROW).equals(
+        pa.Table.from_pylist(expected, schema=DECODED_ARROW))
+    dead = [r for r in rows if r["dl_reason"] is not None]
+    assert [(d["pos_offset"], d["dl_field"], d["first_of_record"]) for d in dead] == \
+        [(10 + len(values) - 2, "value", True), (10 + len(values) - 1, "$", True)]
+    assert f"topic partition 3 offset {9 + len(values)}" in dead[1]["dl_reason"]
+
+
+def test_split_ranges_keep_every_line_and_its_number(tmp_path):
+    rng = random.Random(7)
+    for trial in range(60):
+        lines = [b"x" * rng.choice([0, 1, 3, 20]) + rng.choice([b"\n", b"\r\n", b" \n"])
+                 for _ in range(rng.randrange(1, 50))]
+        data = b"".join(lines) + (b"tail" if trial % 2 else b"")
+        path = tmp_path / f"f{trial}.jsonl"
+        path.write_bytes(data)
+        whole = list(_numbered_lines(str(path)))
+        for target in (1, 2, 5, 16, 64, 10_000):
+            spans = split_lines_file(str(path), target)
+            assert spans[0].start == 0 and spans[-1].end == len(data)
+            assert all(a.end == b.start for a, b in zip(spans, spans[1:]))
+            assert [x for s in spans for x in _numbered_lines(str(path), s)] == whole, (data, target)
+
+
+def test_only_large_plain_lines_files_are_split(tmp_path):
+    big = tmp_path / "big.jsonl"
+    big.write_bytes(b"".join(b'{"n":%d}\n' % i for i in range(5000)))  # about 48 KB
+    small = tmp_path / "small.jsonl"
+    small.write_bytes(b'{"n":1}\n')
+    gz = tmp_path / "big.jsonl.gz"
+    gz.write_bytes(big.read_bytes())  # never split: byte offsets of a gzip stream are not line offsets
+    parts = plan_partitions([str(big), str(small), str(gz)], split_bytes=10_000)
+    spans = [p.span for p in parts if p.path == str(big)]
+    assert len(spans) >= 4 and all(p.span is None for p in parts if p.path != str(big))
+    offsets = [o for s in spans for b in read_lines(str(big), s) for o in b.column("pos_offset").to_pylist()]
+    assert offsets == list(range(1, 5001))
