@@ -77,7 +77,7 @@ def read_events(spark: SparkSession, replays: Sequence[str], patterns: Sequence[
     if patterns:
         cond = F.lit(False)
         for p in patterns:
-            cond = cond | F.col("table_name").rlike(fnmatch.translate(p))
+            cond = cond | F.col("table_name").rlike("^" + fnmatch.translate(p))  # rlike searches: anchor it
         df = df.filter(cond)
     return df
 

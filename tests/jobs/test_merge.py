@@ -273,3 +273,14 @@ def test_bad_inputs_are_named(spark, tmp_path, capsys):
     assert cli.main(["merge", "--replay", str(tmp_path / "r"), "--base", str(tmp_path / "r"),
                      "--out", str(tmp_path / "s")]) == 2
     assert "--base" in capsys.readouterr().err
+
+
+def test_tables_globs_select_whole_names(spark, tmp_path):
+    write_replay(scenario.scenario_events(), tmp_path / "r")
+
+    def names(*patterns):
+        df = merge_job.read_events(spark, [str(tmp_path / "r")], merge_job.table_patterns(list(patterns)))
+        return sorted(r[0] for r in df.select("table_name").distinct().collect())
+
+    assert names("demo.*") == names("*.all_types") == names("x.y, demo.all_types") == ["demo.all_types"]
+    assert names("all_types") == names("emo.all_types") == names("demo") == []
