@@ -41,7 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="db.table glob(s) to keep, e.g. 'shop.*' (repeatable or comma-separated); default all")
     p.add_argument("--to-format", help="re-encode the kept events into this format under OUT/encoded/")
     p.add_argument("--sink", help="also write the re-encoded messages to kafka://HOST:PORT/TOPIC")
-    p.add_argument("--checkpoint", help="start from the checkpoint.json of an earlier replay instead of --since")
+    p.add_argument("--checkpoint", help="continue an earlier replay: its output directory or checkpoint.json; the window starts "
+                   "where that replay's ended unless --since is given")
     p.add_argument("--lookback", default="1h",
                    help="Kafka only: how much earlier than --since to start reading, to cover the gap between a "
                    "record's Kafka timestamp and its source event time (e.g. 30m, 2h, 1d; default 1h)")

@@ -45,6 +45,12 @@ def dead_letter(fmt: str, pos: Position, raw: bytes | None, field: str, reason: 
     return row
 
 
+def tombstone(fmt: str, pos: Position) -> dict:
+    row = dead_letter(fmt, pos, None, "value", "")
+    row.update(op="TOMBSTONE", dl_reason=None, dl_field=None)
+    return row
+
+
 def decode_rows(fmt: str, cols: dict, n: int) -> list[dict]:
     """RAW columns -> DECODED rows as dicts (the readable reference; ``decode_batches`` builds the same rows
     column-wise)."""
@@ -59,8 +65,9 @@ def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) ->
         pos = _position(cols, i)
         raw = values[i]
         if raw is None:
-            out.add_dead(dead_letter(fmt, pos, None, "value", f"{fmt}: empty message (Kafka tombstone) at "
-                                     f"{pos.describe()}"))
+            # A Kafka tombstone (null value) deletes a key for compaction; it is not a CDC message. It is
+            # counted as such, so the accounting still closes, and never becomes an event.
+            out.add_dead(tombstone(fmt, pos))
             continue
         try:
             events = codec.decode(raw, pos)
@@ -159,17 +166,31 @@ def assemble_group(fmt: str, table: pa.Table) -> pa.Table:
     rows = table.to_pylist()
     fragments = [from_record(r) for r in rows]
     try:
-        event = codec.assemble(fragments)
-        out = [to_record(event) | _NO_DL | {"first_of_record": False}]
-    except DecodeError as exc:
+        event = codec.assemble(_distinct_fragments(fragments))
+        # first_of_record is NULL on rows made by assembly: their records are counted by the fragment markers,
+        # and the accounting tells assembled rows apart by it.
+        out = [to_record(event) | _NO_DL | {"first_of_record": None}]
+    except Exception as exc:  # DecodeError, or a codec bug: neither may lose the fragments
+        if not isinstance(exc, DecodeError):
+            exc = DecodeError(fmt, "fragment_key", fragments[0].position, f"{type(exc).__name__}: {exc}")
         # Every fragment is a record of its own: each one becomes a dead letter (keeping its bytes if the codec
         # stashed them), so the accounting still closes.
         out = []
         for r, f in zip(rows, fragments):
             raw = (f.vendor or {}).get("raw_b64")
             out.append(dead_letter(fmt, f.position, base64.b64decode(raw) if raw else None, exc.field, str(exc)))
-            out[-1]["first_of_record"] = False
+            out[-1]["first_of_record"] = None
     return pa.Table.from_pylist(out, schema=DECODED_ARROW)
+
+
+def _distinct_fragments(fragments: list) -> list:
+    """At-least-once delivery re-sends messages: an identical copy of a fragment (same index and content, any
+    position) is the same fragment. Different fragments under one index stay, and the codec rejects them."""
+    seen: dict = {}
+    for f in sorted(fragments, key=lambda f: f.order_key()):
+        ident = (f.fragment_index, f.fragment_total, repr(f.with_(position=f.position.__class__(""))))
+        seen.setdefault(ident, f)
+    return list(seen.values())
 
 
 def decode(raw: DataFrame, fmt: str) -> DataFrame:

@@ -24,27 +24,51 @@ from .spark import session
 from .window import parse_instant, split_patterns, tables_filter, window_filter
 
 
-def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | None,
-                until_ms: int | None) -> DataFrame:
+def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | None, until_ms: int | None,
+                ckpt: dict | None) -> tuple[DataFrame, list[dict]]:
+    """RAW rows of the archive, and the planned partitions (Kafka) that the checkpoint must list."""
     kafka = [s for s in args.source if s.startswith("kafka://")]
     if kafka and len(kafka) != len(args.source):
         raise UsageError("--source: give either Kafka URLs or archive files, not both in one replay")
     if not kafka:
         from .sources_files import read_files
 
-        return read_files(spark, args.source)
+        return skip_checkpointed(read_files(spark, args.source), ckpt), []
     from .durations import parse_duration
     from .kafka_config import load_client_config
-    from .kafka_source import read_kafka
+    from .kafka_source import plan_kafka, read_plan
 
-    ckpt = json.loads(Path(args.checkpoint).read_text()) if args.checkpoint else None
     config = load_client_config(args.kafka_config or os.environ.get("CDC_REPLAY_KAFKA_CONFIG"))
-    frames = [read_kafka(spark, url, since_ms, until_ms, parse_duration(args.lookback),
-                         args.max_records_per_split, config, checkpoint=ckpt) for url in kafka]
+    frames, planned = [], []
+    for url in kafka:
+        plan = plan_kafka(url, since_ms, until_ms, parse_duration(args.lookback), config, checkpoint=ckpt)
+        planned.extend(plan.checkpoint_sources())
+        frames.append(read_plan(spark, plan, args.max_records_per_split, config))
     out = frames[0]
     for f in frames[1:]:
         out = out.unionByName(f)
-    return out
+    return out, planned
+
+
+def skip_checkpointed(raw: DataFrame, ckpt: dict | None) -> DataFrame:
+    """Files: records before a source's checkpointed ``next_offset`` were handled by the earlier replay."""
+    if not ckpt:
+        return raw
+    done = F.lit(False)
+    for s in ckpt.get("sources", []):
+        done = done | ((F.col("pos_source") == s["source"]) & (F.col("pos_partition") == s["partition"])
+                       & (F.col("pos_offset") < s["next_offset"]))
+    return raw.where(~done)
+
+
+def load_checkpoint(path: str | None) -> dict | None:
+    if not path:
+        return None
+    file = Path(path) / "checkpoint.json" if Path(path).is_dir() else Path(path)
+    try:
+        return json.loads(file.read_text())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--checkpoint: cannot read '{path}': {exc}") from exc
 
 
 def not_carried(summary: dict, carried: list[str]) -> dict[str, int]:
@@ -74,7 +98,9 @@ def _name_encoded_files(directory: Path, binary: bool) -> None:
 def run(args: argparse.Namespace) -> int:
     codec = get_codec(args.format)  # unknown format: clear error before Spark starts
     target = get_codec(args.to_format) if args.to_format else None
-    since_ms = parse_instant(args.since, "--since")
+    ckpt = load_checkpoint(args.checkpoint)
+    # A continuation starts where the earlier replay's window ended, so a record read by both is emitted once.
+    since_ms = parse_instant(args.since, "--since") if args.since or not ckpt else ckpt.get("until_ms")
     until_ms = parse_instant(args.until, "--until")
     if since_ms is not None and until_ms is not None and since_ms >= until_ms:
         raise UsageError(f"--since ({args.since}) must be before --until ({args.until})")
@@ -83,17 +109,19 @@ def run(args: argparse.Namespace) -> int:
     patterns = split_patterns(args.tables)
 
     spark = session("cdc-replay replay")
-    decoded = decode(read_source(spark, args, since_ms, until_ms), codec.name)
+    raw, planned = read_source(spark, args, since_ms, until_ms, ckpt)
+    decoded = decode(raw, codec.name)
     decoded = decoded.persist(StorageLevel.MEMORY_AND_DISK)
     in_window, in_tables = window_filter(since_ms, until_ms), tables_filter(patterns)
     try:
         with staged_output(args.out) as stage:
-            is_event = F.col("dl_reason").isNull() & (F.col("op") != "FRAGMENT")
+            # Marker rows (fragments of multi-message events, Kafka tombstones) exist only for the accounting.
+            is_event = F.col("dl_reason").isNull() & ~F.col("op").isin("FRAGMENT", "TOMBSTONE")
             kept = decoded.where(is_event & in_window & in_tables).select(*EVENT_FIELDS)
             kept.write.partitionBy("table_name").parquet(str(stage / "events"))
             decoded.where(F.col("dl_reason").isNotNull()).select(*DEAD_LETTER_COLUMNS).write.parquet(
                 str(stage / "dead_letters"))
-            summary = summarise(decoded, in_window, in_tables)
+            summary = summarise(decoded, in_window, in_tables, until_ms)
             counts = {"format": codec.name, "to_format": args.to_format,
                       "window": {"since_ms": since_ms, "until_ms": until_ms}, "tables": patterns, **summary}
             if target is not None:
@@ -113,7 +141,7 @@ def run(args: argparse.Namespace) -> int:
                     counts["encoded"]["sink"] = {"url": args.sink, "written": write_kafka(encoded, args.sink, config)}
                 encoded.unpersist()
             _write_json(stage / "counts.json", counts)
-            _write_json(stage / "checkpoint.json", checkpoint(summary))
+            _write_json(stage / "checkpoint.json", checkpoint(summary, since_ms, until_ms, planned))
             (stage / "_SUCCESS").write_text("")
     finally:
         decoded.unpersist()
@@ -125,7 +153,8 @@ def print_summary(out: str, counts: dict) -> None:
     data = sum(sum(ops.values()) for ops in counts["events"].values())
     print(f"replayed {counts['records_read']} records from {len(counts['sources'])} source(s): {data} data events "
           f"in {len(counts['events'])} table(s), {sum(counts['control'].values())} control, "
-          f"{counts['dead_letters']} dead letters, {sum(counts['filtered_out'].values())} outside window/tables "
+          f"{counts['dead_letters']} dead letters, {counts['tombstones']} tombstones, "
+          f"{sum(counts['filtered_out'].values())} outside window/tables "
           f"-> {out}")
     if counts.get("encoded"):
         enc = counts["encoded"]

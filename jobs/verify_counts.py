@@ -209,7 +209,8 @@ def conservation(counts: Mapping, observed: Mapping[tuple, Mapping[str, int]]) -
         dead = int(o.get("dead_letter_messages", 0))
         fragments = int(s.get("fragments", 0))
         filtered_rows = int(s.get("filtered_out", 0))
-        residual = records - event_messages - dead - fragments  # = filtered records - fragments seen twice
+        tombstones = int(s.get("tombstones", 0))  # Kafka tombstones: read, not CDC messages, no output row
+        residual = records - event_messages - dead - fragments - tombstones  # = filtered - fragments seen twice
         if "filtered_records" in s:
             f_lo = f_hi = int(s["filtered_records"])
         else:
