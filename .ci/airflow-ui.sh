@@ -7,6 +7,7 @@ cd "$(dirname "$0")/.."
 source .ci/airflow-env.sh --migrate
 # Small machine: few task processes, one API worker (standalone's defaults fork ~32 processes, ~5 GB).
 export AIRFLOW__API__WORKERS="${AIRFLOW__API__WORKERS:-1}"
+export AIRFLOW__API__HOST="${AIRFLOW__API__HOST:-127.0.0.1}"  # this machine only; set 0.0.0.0 to share it
 export AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT="${AIRFLOW__SCHEDULER__TASK_QUEUED_TIMEOUT:-600}"
 export AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="${AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS:-admin:admin}"
 
@@ -16,14 +17,37 @@ if [[ ! -d var/sample/archive ]]; then
 fi
 
 port="$AIRFLOW__API__PORT"
+# Another Airflow (or anything) on the port would answer the health check below and we would print the wrong
+# password: refuse instead.
+if curl -s -o /dev/null --max-time 3 "http://localhost:$port/"; then
+  echo "port $port is already in use (another 'make ui'?). Stop it, or run: AIRFLOW__API__PORT=8081 make ui" >&2
+  exit 1
+fi
 log="$AIRFLOW_HOME/standalone.log"
-airflow standalone >"$log" 2>&1 &
+# setsid: standalone and everything it forks (scheduler, task workers, API server...) get their own process
+# group, so stopping the UI stops all of them and nothing is left running.
+setsid airflow standalone >"$log" 2>&1 </dev/null &
 pid=$!
-trap 'kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null' INT TERM EXIT
-echo "starting airflow standalone (pid $pid, log $log) ..."
-for _ in $(seq 1 180); do
+stop() {
+  trap - INT TERM EXIT
+  if kill -0 "$pid" 2>/dev/null; then
+    echo "stopping airflow standalone ..."
+    kill -TERM -- "-$pid" 2>/dev/null
+    for _ in $(seq 1 30); do kill -0 "$pid" 2>/dev/null || break; sleep 1; done
+  fi
+  kill -KILL -- "-$pid" 2>/dev/null || true  # stragglers of the group (task workers, serve-logs)
+}
+trap 'stop; exit 130' INT TERM
+trap stop EXIT
+timeout_s="${CDC_REPLAY_UI_START_TIMEOUT:-300}"
+echo "starting airflow standalone (pid $pid, log $log; up to ${timeout_s}s on a busy machine) ..."
+started=$(date +%s)
+until curl -fsS --max-time 5 "http://localhost:$port/api/v2/monitor/health" >/dev/null 2>&1; do
   if ! kill -0 "$pid" 2>/dev/null; then echo "airflow standalone exited; see $log" >&2; tail -n 30 "$log" >&2; exit 1; fi
-  if curl -fsS "http://localhost:$port/api/v2/monitor/health" >/dev/null 2>&1; then break; fi
+  if (( $(date +%s) - started > timeout_s )); then
+    echo "airflow standalone did not answer on port $port within ${timeout_s}s; see $log" >&2
+    tail -n 30 "$log" >&2; exit 1
+  fi
   sleep 2
 done
 passwords="$AIRFLOW_HOME/simple_auth_manager_passwords.json.generated"
@@ -38,4 +62,4 @@ cat <<MSG
   Ctrl-C stops Airflow.
 
 MSG
-wait "$pid"
+wait "$pid" || true

@@ -18,6 +18,7 @@ class Capabilities:
     after_image: str = "full"  # of an UPDATE: "full" | "changed" (only changed columns; the rest are absent)
     delete_image: str = "full"  # what a delete carries: "full" | "key" | "none"
     ops: frozenset[Op] = frozenset(Op)
+    primary_key: bool = True  # names the key columns; when False, replay --primary-key supplies them
     transactions: bool = False
     messages_per_update: int = 1
     notes: str = ""
@@ -35,6 +36,7 @@ class Capabilities:
             "after_image": self.after_image,
             "delete_image": self.delete_image,
             "ops": sorted(o.value for o in self.ops),
+            "primary_key": self.primary_key,
             "transactions": self.transactions,
             "messages_per_update": self.messages_per_update,
             "notes": self.notes,

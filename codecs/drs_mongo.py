@@ -472,6 +472,7 @@ class DrsMongoCodec(Codec):
     vendor = "Huawei Cloud DRS"
     description = "Huawei DRS JSON for MongoDB/DDS: oplog entries with shell-JSON value/where, $set/$unset updates"
     capabilities = Capabilities(
+        primary_key=False,
         typed_values=True,
         before_image="key",
         after_image="changed",

@@ -35,6 +35,7 @@ class OmsSharePlexCodec(Codec):
     vendor = "OceanBase OMS"
     description = "OMS SharePlex JSON: data/meta/key, ops ins/upd/del, UPDATE carries changed columns only"
     capabilities = Capabilities(
+        primary_key=False,
         typed_values=False,
         before_image="full",
         after_image="changed",

@@ -24,6 +24,12 @@ from cdc_replay_common.links import verify_links
 
 DAG_ID = "cdc_replay"
 FORMAT_NAMES = sorted(FORMATS)
+# An optional field must accept null: the trigger form sends an empty text box or a cleared list as null and
+# marks a field whose type excludes null as required (its section shows an error, the Trigger button stays
+# disabled). Lists offer None as their "nothing chosen" entry for the same reason.
+OPTIONAL_STRING = ["null", "string"]
+# Every list entry needs its own label: the form shows the None entry's label for any value it has no label for.
+FORMAT_LABELS = {name: name for name in FORMAT_NAMES}
 
 
 def _pipeline_choices() -> tuple[list[str], dict[str, str], str]:
@@ -46,16 +52,18 @@ _names, _labels, _pipelines_note = _pipeline_choices()
 
 params = {
     "pipeline": Param(
-        "", type="string", enum=["", *_names], values_display={"": "(none: ad-hoc source below)", **_labels},
+        None, type=OPTIONAL_STRING, enum=[None, *_names],
+        values_display={None: "(none: ad-hoc source below)", **_labels},
         title="Pipeline", section="Source",
         description="A configured pipeline supplies source, format, tables, targets and reference database. "
                     + _pipelines_note),
     "source": Param(
-        "", type="string", title="Ad-hoc source", section="Source",
+        None, type=OPTIONAL_STRING, title="Ad-hoc source", section="Source",
         description="Instead of a pipeline: an absolute archive path, directory or glob, or "
                     "kafka://HOST:PORT/TOPIC[,TOPIC]."),
     "format": Param(
-        "", type="string", enum=["", *FORMAT_NAMES], values_display={"": "(the pipeline's format)"},
+        None, type=OPTIONAL_STRING, enum=[None, *FORMAT_NAMES],
+        values_display={None: "(the pipeline's format)", **FORMAT_LABELS},
         title="Source format", section="Source",
         description="Vendor format of the archived messages. Required for an ad-hoc source."),
     "since": Param(
@@ -69,27 +77,28 @@ params = {
         [], type="array", items={"type": "string", "pattern": r"^[^\s,]+$"}, title="Tables", section="Tables",
         description="db.table globs to keep, one per line (e.g. shop.*). Empty: the pipeline's tables, or all."),
     "to_format": Param(
-        "", type="string", enum=["", *FORMAT_NAMES], values_display={"": "(no re-encode / the pipeline's)"},
+        None, type=OPTIONAL_STRING, enum=[None, *FORMAT_NAMES],
+        values_display={None: "(no re-encode / the pipeline's)", **FORMAT_LABELS},
         title="Target format", section="Target",
         description="Re-encode the kept events into this format under <out>/replay/encoded/."),
     "sink": Param(
-        "", type="string", pattern=r"^(|kafka://[^\s/]+/[A-Za-z0-9._-]+)$", title="Sink", section="Target",
+        None, type=OPTIONAL_STRING, pattern=r"^(|kafka://[^\s/]+/[A-Za-z0-9._-]+)$", title="Sink", section="Target",
         description="Also produce the re-encoded messages to kafka://HOST:PORT/TOPIC (needs a target format)."),
     "out_dir": Param(
-        "", type="string", title="Output directory", section="Target",
+        None, type=OPTIONAL_STRING, title="Output directory", section="Target",
         description="Absolute directory for replay/ and state/. Empty: <pipeline state root>/manual/<run id>, "
                     "or $CDC_REPLAY_OUTPUT_ROOT/<run id> for an ad-hoc source."),
     "merge": Param(
         True, type="boolean", title="Merge into table state", section="Merge",
         description="Off: replay only (merge and verify are skipped)."),
     "base": Param(
-        "", type="string", title="Base state", section="Merge",
+        None, type=OPTIONAL_STRING, title="Base state", section="Merge",
         description="Absolute path of an earlier merge's state to continue from. Empty: start from nothing."),
     "history": Param(
         False, type="boolean", title="Keep history", section="Merge",
         description="Also write a type-2 history per table."),
     "reference_conn_id": Param(
-        "", type="string", title="Reference database connection", section="Verify",
+        None, type=OPTIONAL_STRING, title="Reference database connection", section="Verify",
         description="Airflow connection id of the source database to count rows against (overrides the "
                     "pipeline's). Empty: the pipeline's, or none."),
 }

@@ -39,6 +39,9 @@ def build_parser() -> argparse.ArgumentParser:
     _window_args(p)
     p.add_argument("--tables", action="append", default=[],
                    help="db.table glob(s) to keep, e.g. 'shop.*' (repeatable or comma-separated); default all")
+    p.add_argument("--primary-key", action="append", default=[], metavar="TABLES=COL[,COL]",
+                   help="key columns of tables whose format does not name them (SharePlex, relational rows in "
+                   "Mongo JSON), e.g. 'shop.order_items=order_id,line_no'; TABLES is a db.table glob; repeatable")
     p.add_argument("--to-format", help="re-encode the kept events into this format under OUT/encoded/")
     p.add_argument("--sink", help="also write the re-encoded messages to kafka://HOST:PORT/TOPIC")
     p.add_argument("--checkpoint", help="continue an earlier replay: its output directory or checkpoint.json; the window starts "

@@ -20,16 +20,16 @@ def capability_rows() -> list[dict]:
 
 
 def markdown_table(rows: list[dict]) -> str:
-    head = "| format | vendor | binary | typed values | update before image | update after image | delete image | transactions | messages per update | notes |"
-    lines = [head, "|" + "---|" * 10]
+    head = "| format | vendor | binary | typed values | update before image | update after image | delete image | key names | transactions | messages per update | notes |"
+    lines = [head, "|" + "---|" * 11]
     for r in rows:
         if "error" in r:
-            lines.append(f"| `{r['format']}` | {r['vendor']} | | | | | | | | {r['error']} |")
+            lines.append(f"| `{r['format']}` | {r['vendor']} | | | | | | | | | {r['error']} |")
             continue
         lines.append(
             f"| `{r['format']}` | {r['vendor']} | {'yes' if r['binary'] else 'no'} | "
             f"{'yes' if r['typed_values'] else 'no'} | {r['before_image']} | {r['after_image']} | {r['delete_image']} | "
-            f"{'yes' if r['transactions'] else 'no'} | {r['messages_per_update']} | {r['notes']} |")
+            f"{'yes' if r['primary_key'] else 'no'} | {'yes' if r['transactions'] else 'no'} | {r['messages_per_update']} | {r['notes']} |")
     return "\n".join(lines)
 
 

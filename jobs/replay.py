@@ -21,7 +21,7 @@ from .encode import encode
 from .errors import UsageError
 from .schemas import DEAD_LETTER_COLUMNS, EVENT_FIELDS
 from .spark import session
-from .window import parse_instant, split_patterns, tables_filter, window_filter
+from .window import parse_instant, parse_primary_keys, split_patterns, tables_filter, window_filter, with_primary_keys
 
 
 def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | None, until_ms: int | None,
@@ -107,6 +107,7 @@ def run(args: argparse.Namespace) -> int:
     if args.sink and not args.to_format:
         raise UsageError("--sink needs --to-format: the format to write to the topic")
     patterns = split_patterns(args.tables)
+    keys = parse_primary_keys(getattr(args, "primary_key", None))
 
     spark = session("cdc-replay replay")
     raw, planned = read_source(spark, args, since_ms, until_ms, ckpt)
@@ -117,7 +118,7 @@ def run(args: argparse.Namespace) -> int:
         with staged_output(args.out) as stage:
             # Marker rows (fragments of multi-message events, Kafka tombstones) exist only for the accounting.
             is_event = F.col("dl_reason").isNull() & ~F.col("op").isin("FRAGMENT", "TOMBSTONE")
-            kept = decoded.where(is_event & in_window & in_tables).select(*EVENT_FIELDS)
+            kept = with_primary_keys(decoded.where(is_event & in_window & in_tables).select(*EVENT_FIELDS), keys)
             kept.write.partitionBy("table_name").parquet(str(stage / "events"))
             decoded.where(F.col("dl_reason").isNotNull()).select(*DEAD_LETTER_COLUMNS).write.parquet(
                 str(stage / "dead_letters"))

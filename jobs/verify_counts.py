@@ -49,6 +49,18 @@ def image_key(image: str, pk: str = "primary_key") -> Column:
             .otherwise(whole))
 
 
+def after_key() -> Column:
+    """Key of the row an event leaves present. A key column absent from a partial after image (SharePlex
+    updates, Mongo $set) did not change, so its value comes from the before image."""
+    after, before = F.col("after"), F.col("before")
+    filled = F.transform(F.col("primary_key"),
+                         lambda k: F.when(F.map_contains_key(after, k), F.try_element_at(after, k))
+                         .otherwise(F.try_element_at(before, k)))
+    return (F.when(after.isNull(), F.lit(None))
+            .when(F.coalesce(F.size(F.col("primary_key")), F.lit(0)) > 0, F.to_json(filled))
+            .otherwise(image_key("after")))
+
+
 def _complete_key(image: str) -> Column:
     """The key of ``image`` when the image holds every key column (a key-only or missing before image cannot
     say whether the key changed)."""
@@ -84,15 +96,15 @@ def event_facts(events: DataFrame) -> DataFrame:
     """Events -> facts (table_name, key, present, ord, op, event_time_ms). TRUNCATE rows are kept with key NULL:
     they cut everything before them."""
     op = F.col("op")
-    after_key = image_key("after")
+    present_key = after_key()
     before_key = _complete_key("before")
     fact = lambda present, key: F.struct(F.lit(present).alias("present"), key.alias("key"))  # noqa: E731
     facts = F.filter(
         F.array(
-            F.when(op.isin(*PRESENT_OPS), fact(True, after_key)),
+            F.when(op.isin(*PRESENT_OPS), fact(True, present_key)),
             # A DELETE names its row by the before image (some formats: key columns only, which is enough).
-            F.when(op == "DELETE", fact(False, F.coalesce(image_key("before"), after_key))),
-            F.when((op == "UPDATE") & before_key.isNotNull() & (before_key != after_key), fact(False, before_key)),
+            F.when(op == "DELETE", fact(False, F.coalesce(image_key("before"), present_key))),
+            F.when((op == "UPDATE") & before_key.isNotNull() & (before_key != present_key), fact(False, before_key)),
             F.when(cuts_table(), fact(False, F.lit(None).cast("string"))),
         ),
         lambda x: x.isNotNull(),

@@ -61,3 +61,30 @@ def tables_filter(patterns: list[str]) -> Column:
         return F.lit(True)
     regex = "|".join(fnmatch.translate(p) for p in patterns)
     return F.col("table_name").isNull() | F.col("table_name").rlike(f"^(?:{regex})$")
+
+
+def parse_primary_keys(values: Iterable[str]) -> list[tuple[str, list[str]]]:
+    out = []
+    for v in values or ():
+        tables, sep, cols = str(v).partition("=")
+        columns = [c.strip() for c in cols.split(",") if c.strip()]
+        if not sep or not tables.strip() or not columns:
+            raise UsageError(f"--primary-key: '{v}' is not TABLES=COL[,COL] (e.g. shop.order_items=order_id,line_no)")
+        out.append((tables.strip(), columns))
+    return out
+
+
+def with_primary_keys(events, keys: list[tuple[str, list[str]]]):
+    """The user's key declaration wins for matching tables (the first matching declaration), so merge and verify
+    key every event of a table the same way, whatever the format carried."""
+    if not keys:
+        return events
+    pk = F.col("primary_key")
+    for tables, columns in reversed(keys):
+        regex = fnmatch.translate(tables)
+        pk = F.when(F.col("table_name").rlike(f"^(?:{regex})$") & F.col("op").isin(*_DATA_OPS),
+                    F.array(*[F.lit(c) for c in columns])).otherwise(pk)
+    return events.withColumn("primary_key", pk)
+
+
+_DATA_OPS = ("SNAPSHOT", "INSERT", "UPDATE", "DELETE")

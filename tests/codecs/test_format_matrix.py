@@ -12,12 +12,11 @@ import itertools
 import pytest
 
 from cdc_codecs import EncodeError, Op, Position, available_formats, get_codec
-from cdc_codecs.base import Capabilities
 from cdc_codecs.event import Event
+from cdc_codecs.scenario import assert_same_as_scenario as assert_same
 from cdc_codecs.scenario import scenario_events
 
 FORMATS = available_formats()
-MISSING = "<absent>"
 # Pairs that cannot work, and must say so instead of writing something wrong.
 IMPOSSIBLE = {
     ("drs-mongo", "oms-avro"): "images are positional",  # a key-only update before image has no OMS Avro form
@@ -43,50 +42,6 @@ def through(fmt: str, events: list[Event]) -> list[Event]:
                     out.append(codec.assemble(pending.pop(d.fragment_key)))
     assert not pending, f"{fmt}: unassembled fragments {list(pending)}"
     return out
-
-
-def carried(caps: list[Capabilities], events: list[Event]) -> list[Event]:
-    return [e for e in events if all(c.carries(e.op) for c in caps)]
-
-
-def op_after(op: Op, caps: list[Capabilities]) -> str:
-    if op is Op.SNAPSHOT and not all(Op.SNAPSHOT in c.ops for c in caps):
-        return Op.INSERT.value
-    return op.value
-
-
-def _restrict(image, columns) -> dict | None:
-    if image is None:
-        return None
-    return {k: image.get(k, MISSING) for k in columns}
-
-
-def view(e: Event, ref: Event, caps: list[Capabilities]) -> tuple:
-    """``e`` as far as formats with ``caps`` carry it; which columns count is decided by the reference event."""
-    op = op_after(ref.op, caps)
-    if not ref.op.is_data:
-        return (op, e.qualified_table, e.ddl) if ref.op in (Op.DDL, Op.TRUNCATE) else (op,)
-    before, after = e.before, e.after
-    if op == "INSERT":
-        before = None
-    elif op == "UPDATE":
-        kinds = {c.before_image for c in caps}
-        if "none" in kinds:
-            before = None
-        elif "key" in kinds:
-            before = _restrict(before, ref.primary_key)
-        if any(c.after_image == "changed" for c in caps):
-            after = _restrict(after, [k for k in ref.after if ref.before.get(k, MISSING) != ref.after[k]])
-    elif op == "DELETE" and any(c.delete_image == "key" for c in caps):
-        before = _restrict(before, ref.primary_key)
-    return (op, e.qualified_table, before, after)
-
-
-def assert_same(got: list[Event], caps: list[Capabilities]) -> None:
-    expected = carried(caps, scenario_events())
-    assert [op_after(e.op, caps) for e in got] == [op_after(e.op, caps) for e in expected]
-    for g, x in zip(got, expected):
-        assert view(g, x, caps) == view(x, x, caps)
 
 
 @pytest.mark.parametrize("fmt", FORMATS)

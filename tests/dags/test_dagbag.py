@@ -38,11 +38,18 @@ def test_trigger_form(sample_pipelines):
     for name, s in schema.items():  # every field is labelled, explained and placed in a section
         assert s.get("title") and params[name].description and s.get("section"), name
     assert {s["section"] for s in schema.values()} == {"Source", "Window", "Tables", "Target", "Merge", "Verify"}
-    assert schema["format"]["enum"] == ["", *sorted(FORMATS)]
-    assert schema["to_format"]["enum"] == ["", *sorted(FORMATS)]
+    assert schema["format"]["enum"] == [None, *sorted(FORMATS)]
+    assert schema["to_format"]["enum"] == [None, *sorted(FORMATS)]
     assert schema["since"]["format"] == schema["until"]["format"] == "date-time"
-    assert schema["pipeline"]["enum"] == ["", "sample_shop"]
+    assert schema["pipeline"]["enum"] == [None, "sample_shop"]
     assert schema["tables"]["type"] == "array" and schema["merge"]["type"] == "boolean"
+    # The UI form marks a field whose type excludes null as required (an empty text box is sent as null), and
+    # labels a list entry without its own values_display entry with the None entry's label.
+    for name in ("pipeline", "source", "format", "since", "until", "to_format", "sink", "out_dir", "base",
+                 "reference_conn_id"):
+        assert "null" in schema[name]["type"], name
+    for name in ("pipeline", "format", "to_format"):
+        assert set(schema[name]["enum"]) <= set(schema[name]["values_display"]), name
     assert dag.timetable.can_be_scheduled is False  # manual only
 
 
@@ -93,8 +100,8 @@ def test_bad_pipelines_never_break_parsing(tmp_path, monkeypatch, content):
     param = bag.dags["cdc_replay"].params.get_param("pipeline")
     pipeline = param.schema
     if content and "broken" in content:
-        assert pipeline["enum"] == ["", "broken", "ok"]
+        assert pipeline["enum"] == [None, "broken", "ok"]
         assert "INVALID" in pipeline["values_display"]["broken"]
     else:
-        assert pipeline["enum"] == [""]
+        assert pipeline["enum"] == [None]
         assert "cannot be used" in param.description

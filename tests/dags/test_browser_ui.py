@@ -1,0 +1,138 @@
+"""The Airflow UI as a user drives it, in headless Chromium against a real `airflow standalone` (what `make ui`
+starts): log in with the generated password, fill the cdc_replay trigger form with an ad-hoc source, trigger,
+let the standalone scheduler run the DAG on local Spark, then open the run and the plugin's verification report
+through the verify task's extra link. Screenshots go to test-artifacts/ at the repo root."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import quote
+
+import pytest
+
+from .conftest import REPO
+
+CHROMIUM = Path("/usr/bin/chromium")
+ARTIFACTS = REPO / "test-artifacts"
+BIN = Path(sys.executable).parent
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--no-first-run", "--disable-sync"]
+UI_TIMEOUT_MS = 60_000  # one page action on a busy 2-core machine
+RUN_TIMEOUT_S = 900  # validate + three spark-submits, scheduled by the standalone
+
+pytestmark = [
+    pytest.mark.browser,
+    pytest.mark.airflow,
+    pytest.mark.xdist_group("airflow-standalone"),  # shares the session's standalone with test_backfill
+    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing (Debian package 'chromium': "
+                                                     "apt-get install -y chromium)"),
+]
+
+
+def shot(page, name: str) -> Path:
+    ARTIFACTS.mkdir(exist_ok=True)
+    path = ARTIFACTS / f"browser-{name}.png"
+    page.screenshot(path=str(path), full_page=True)
+    return path
+
+
+def test_trigger_form_run_and_verification_report(airflow_standalone, tmp_path):
+    sync_api = pytest.importorskip("playwright.sync_api", reason="Python package 'playwright' is not installed")
+    sa = airflow_standalone
+    archive, expected = tmp_path / "archive", tmp_path / "expected.json"
+    subprocess.run([str(BIN / "cdc-replay"), "sample", "--format", "canal-json", "--out", str(archive),
+                    "--rows", "20", "--changes", "60", "--expected", str(expected)],
+                   env=sa.env, check=True, capture_output=True, timeout=300)
+    truth = json.loads(expected.read_text())
+    out_dir = tmp_path / "run"
+    run_id = f"browser_{int(time.time())}"
+
+    with sync_api.sync_playwright() as pw:
+        browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=UI_TIMEOUT_MS)
+        try:
+            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context.set_default_timeout(UI_TIMEOUT_MS)
+            page = context.new_page()
+
+            # -- log in with the generated password ---------------------------------------------------------
+            page.goto(sa.url + "/", timeout=UI_TIMEOUT_MS)
+            page.wait_for_url("**/auth/login**")
+            page.get_by_label("Username").fill(sa.user)
+            page.get_by_label("Password").fill(sa.password)
+            page.get_by_role("button", name="Sign in").click()
+            page.wait_for_url(lambda url: "/auth/login" not in url)
+
+            # -- the trigger form: ad-hoc source, format, tables, output directory, run id -----------------
+            page.goto(f"{sa.url}/dags/cdc_replay")
+            page.get_by_role("button", name="Trigger").first.click()
+            dialog = page.get_by_role("dialog")
+            dialog.get_by_text("Trigger Dag - cdc_replay").wait_for()
+            unpause = dialog.get_by_text("Unpause cdc_replay on trigger")
+            if unpause.count():  # paused at creation: the run would wait forever
+                box = dialog.get_by_role("checkbox", name="Unpause cdc_replay on trigger")
+                if not box.is_checked():
+                    unpause.click()
+            dialog.get_by_role("button", name="Tables", exact=True).click()
+            dialog.locator("#element_tables").fill("shop.*")
+            dialog.get_by_role("button", name="Target", exact=True).click()
+            dialog.locator("#element_out_dir").fill(str(out_dir))
+            dialog.get_by_role("button", name="Advanced Options", exact=True).click()
+            dialog.get_by_label("Run ID").fill(run_id)
+            dialog.get_by_role("button", name="Source", exact=True).click()
+            dialog.locator("#element_source").fill(str(archive))
+            fmt = dialog.locator("#element_format")
+            fmt.get_by_role("combobox").fill("canal-json")  # a searchable list: type to filter, Enter picks
+            page.get_by_role("option", name="canal-json", exact=True).wait_for()
+            fmt.get_by_role("combobox").press("Enter")
+            fmt.get_by_text("canal-json", exact=True).wait_for()  # the list shows what was picked
+            trigger = dialog.get_by_role("button", name="Trigger", exact=True)
+            assert trigger.is_enabled(), "the trigger form reports invalid fields"
+            form_png = shot(page, "1-trigger-form")
+            trigger.click()
+            page.get_by_text("Dag Run Triggered").wait_for()
+
+            # -- the run, executed by the standalone's scheduler ------------------------------------------
+            conf = sa.api("GET", f"/dags/cdc_replay/dagRuns/{quote(run_id, safe='')}")["conf"]
+            assert conf["source"] == str(archive) and conf["format"] == "canal-json", conf
+            assert conf["tables"] == ["shop.*"] and conf["out_dir"] == str(out_dir), conf
+            run = sa.wait_for_run("cdc_replay", run_id, timeout=RUN_TIMEOUT_S)
+            assert run["state"] == "success", f"run {run_id} {run['state']}:\n{sa.log_tail()}"
+            page.goto(f"{sa.url}/dags/cdc_replay/runs/{quote(run_id, safe='')}")
+            page.get_by_text(run_id).first.wait_for()
+            page.get_by_text("Success").first.wait_for()
+            run_png = shot(page, "2-successful-run")
+
+            # -- the verification report, through the verify task's extra link ----------------------------
+            page.goto(f"{sa.url}/dags/cdc_replay/runs/{quote(run_id, safe='')}/tasks/verify")
+            link = page.get_by_role("link", name="Verification report")
+            link.wait_for()
+            href = link.get_attribute("href") or ""
+            assert href.endswith(f"/cdc-replay/reports/cdc_replay/{quote(run_id, safe='')}"), href
+            with context.expect_page(timeout=UI_TIMEOUT_MS) as new_tab:
+                link.click()
+            report = new_tab.value
+            report.wait_for_load_state()
+            text = report.locator("body").inner_text()
+            report_png = shot(report, "3-verification-report")
+        except Exception:
+            if not page.is_closed():
+                shot(page, "failure")  # what the browser showed when the test gave up
+            raise
+        finally:
+            browser.close()
+
+    for table in truth:
+        assert table in text, f"{table} missing from the report page:\n{text[:2000]}"
+    assert "FAIL" not in text, text[:2000]  # the report's badges read "ok" or "FAIL"
+    api = sa._request("GET", f"/cdc-replay/api/reports/cdc_replay/{quote(run_id, safe='')}", token=sa.token())[1]
+    results = {t["table"]: t for t in api["tables"]}
+    assert set(results) == set(truth), results
+    for table, rows in truth.items():
+        assert results[table]["ok"] and results[table]["actual_rows"] == len(rows), results[table]
+    for png in (form_png, run_png, report_png):
+        assert png.stat().st_size > 10_000, png  # a real rendering, not a blank page
+    print(f"screenshots: {form_png}, {run_png}, {report_png}")
