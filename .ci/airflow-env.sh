@@ -18,6 +18,9 @@ export AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION=True
 export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN="${AIRFLOW__DATABASE__SQL_ALCHEMY_CONN:-sqlite:///$AIRFLOW_HOME/airflow.db}"
 export AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL="${AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL:-30}"
 export AIRFLOW__API__PORT="${AIRFLOW__API__PORT:-8080}"
+# Task processes report to the API server's execution API. Airflow's default is http://localhost:8080 whatever
+# the port, so on any other port tasks would fail (or talk to another Airflow on 8080): derive it from the port.
+export AIRFLOW__CORE__EXECUTION_API_SERVER_URL="${AIRFLOW__CORE__EXECUTION_API_SERVER_URL:-http://127.0.0.1:$AIRFLOW__API__PORT/execution/}"
 export AIRFLOW__LOGGING__LOGGING_LEVEL="${AIRFLOW__LOGGING__LOGGING_LEVEL:-INFO}"
 # Spark: the embedded default is local mode; every other cluster is only a different connection.
 export AIRFLOW_CONN_SPARK_DEFAULT="${AIRFLOW_CONN_SPARK_DEFAULT:-{\"conn_type\":\"spark\",\"host\":\"local[2]\"}}"

@@ -165,6 +165,8 @@ def airflow_standalone(tmp_path_factory):
         home,
         AIRFLOW__API__HOST="127.0.0.1",
         AIRFLOW__API__PORT=str(port),
+        # Tasks reach the API server here; Airflow's default would be localhost:8080, whatever runs there.
+        AIRFLOW__CORE__EXECUTION_API_SERVER_URL=f"http://127.0.0.1:{port}/execution/",
         AIRFLOW__API__WORKERS="1",
         AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS="admin:admin",
         AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION="True",
