@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
+import json
 from typing import Iterable, Sequence
 
+from . import jsontext
 from .event import DecodeError, Event, Op, Position
 
 
@@ -78,6 +80,16 @@ class Codec:
 
     def error(self, field: str, position: Position | None, reason: str) -> DecodeError:
         return DecodeError(self.name, field, position, reason)
+
+    def json_object(self, raw: bytes, position: Position) -> dict:
+        """The message as a JSON object with exact number literals (``jsontext``), or a positioned error."""
+        try:
+            msg, _repaired = jsontext.loads(raw)
+        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+            raise self.error("$", position, f"not JSON: {exc}") from None
+        if not isinstance(msg, dict):
+            raise self.error("$", position, "message is not a JSON object")
+        return msg
 
 
 def message_key(event: Event) -> bytes | None:

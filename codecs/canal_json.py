@@ -15,7 +15,6 @@ helpers for that (``derive_fix``/``apply_fix``) are shared with the OMS JSON cod
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from decimal import Decimal
@@ -23,9 +22,9 @@ from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 from . import jsontext
 from .base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
-from .event import Column, DecodeError, EncodeError, Event, Image, Op, Position
+from .event import Column, EncodeError, Event, Image, Op, Position
 from .jsontext import JsonNumber
-from .types import JDBC, JDBC_NAME, NUMERIC_FAMILIES, family
+from .types import JDBC, JDBC_NAME, family
 
 # --------------------------------------------------------------------------------------------------------------
 # Helpers shared with the OMS JSON codecs (oms_default, oms_extend_column_type, oms_shareplex, oms_dataworks).
@@ -249,12 +248,7 @@ class CanalJsonCodec(Codec):
     # ---------------------------------------------------------------------------------------------- decode
 
     def decode(self, raw: bytes, position: Position) -> list[Event]:
-        try:
-            msg, _repaired = jsontext.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise self.error("$", position, f"not JSON: {exc}") from None
-        if not isinstance(msg, dict):
-            raise self.error("$", position, "message is not a JSON object")
+        msg = self.json_object(raw, position)
         events = self._events(msg, position)
         if events[0].op.is_data:
             return events  # _row_events already attached the fixes (see _data_fixes)

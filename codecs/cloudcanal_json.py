@@ -21,7 +21,6 @@ events and ``vendor["fix"]`` holds only the keys where the received message diff
 
 from __future__ import annotations
 
-import json
 from dataclasses import replace
 from decimal import Decimal
 from typing import Any, Optional, Sequence
@@ -58,12 +57,7 @@ class CloudCanalJsonCodec(Codec):
     # ---------------------------------------------------------------------------------------------- decode
 
     def decode(self, raw: bytes, position: Position) -> list[Event]:
-        try:
-            msg, _repaired = jsontext.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise self.error("$", position, f"not JSON: {exc}") from None
-        if not isinstance(msg, dict):
-            raise self.error("$", position, "message is not a JSON object")
+        msg = self.json_object(raw, position)
         events = self._events(msg, position)
         derived = self._build(events)
         # Row lists are the events themselves; only an empty list may need a fix (null or absent instead of []).

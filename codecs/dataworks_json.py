@@ -27,7 +27,6 @@ Lossless re-encode uses the Canal codec's derive/fix scheme (``vendor["fix"]``: 
 
 from __future__ import annotations
 
-import json
 import re
 from dataclasses import replace
 from decimal import Decimal, InvalidOperation
@@ -76,12 +75,7 @@ class DataWorksJsonCodec(Codec):
     # ---------------------------------------------------------------------------------------------- decode
 
     def decode(self, raw: bytes, position: Position) -> list[Event]:
-        try:
-            msg, _repaired = jsontext.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise self.error("$", position, f"not JSON: {exc}") from None
-        if not isinstance(msg, dict):
-            raise self.error("$", position, "message is not a JSON object")
+        msg = self.json_object(raw, position)
         event = self._event(msg, position)
         derived = self._message(event)
         fixes = derive_fix(msg, derived, _paths(msg, derived, ()))

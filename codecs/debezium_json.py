@@ -116,12 +116,7 @@ class DebeziumJsonCodec(Codec):
     def decode(self, raw: bytes, position: Position) -> list[Event]:
         if raw is None or not bytes(raw).strip():
             return []  # Kafka tombstone: no change to decode
-        try:
-            msg, _repaired = jsontext.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise self.error("$", position, f"not JSON: {exc}") from None
-        if not isinstance(msg, dict):
-            raise self.error("$", position, "message is not a JSON object")
+        msg = self.json_object(raw, position)
         if "payload" in msg and set(msg) <= {"schema", "payload"}:
             envelope = "schema" if "schema" in msg else "payload"
             schema, payload = msg.get("schema"), msg["payload"]

@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import json
 import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
@@ -67,13 +66,7 @@ def unliteral(text: str) -> Any:
 
 
 def load_object(codec: Codec, raw: bytes, position: Position) -> dict:
-    try:
-        msg, _repaired = jsontext.loads(raw)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise codec.error("$", position, f"not JSON: {exc}") from None
-    if not isinstance(msg, dict):
-        raise codec.error("$", position, "message is not a JSON object")
-    return msg
+    return codec.json_object(raw, position)
 
 
 def integer_field(codec: Codec, msg: Mapping, key: str, position: Position, required: bool) -> Optional[int]:

@@ -23,7 +23,6 @@ from the derived message in ``vendor["fix"]``.
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal
 from typing import Any, Optional, Sequence
 
@@ -63,12 +62,7 @@ class OmsDataWorksCodec(Codec):
     # ---------------------------------------------------------------------------------------------- decode
 
     def decode(self, raw: bytes, position: Position) -> list[Event]:
-        try:
-            msg, _repaired = jsontext.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise self.error("$", position, f"not JSON: {exc}") from None
-        if not isinstance(msg, dict):
-            raise self.error("$", position, "message is not a JSON object")
+        msg = self.json_object(raw, position)
         event = self._event(msg, position)
         derived = self._build(event)
         skip = {("payload", "before"), ("payload", "after")} if event.op.is_data else set()

@@ -19,7 +19,6 @@ Metadata decisions:
 
 from __future__ import annotations
 
-import json
 from decimal import Decimal, InvalidOperation
 from typing import Any, Optional, Sequence
 
@@ -67,12 +66,7 @@ class OmsDefaultCodec(Codec):
     # ---------------------------------------------------------------------------------------------- decode
 
     def decode(self, raw: bytes, position: Position) -> list[Event]:
-        try:
-            msg, _repaired = jsontext.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise self.error("$", position, f"not JSON: {exc}") from None
-        if not isinstance(msg, dict):
-            raise self.error("$", position, "message is not a JSON object")
+        msg = self.json_object(raw, position)
         event = self._event(msg, position)
         fixes = self.generic_fixes(msg, event, images=not event.op.is_data)
         if fixes:

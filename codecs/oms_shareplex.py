@@ -13,7 +13,6 @@ inside it; either may be missing); ``meta.time`` (``YYYY-MM-DDTHH:mm:ss``, no zo
 
 from __future__ import annotations
 
-import json
 from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Optional, Sequence
@@ -49,12 +48,7 @@ class OmsSharePlexCodec(Codec):
     # ---------------------------------------------------------------------------------------------- decode
 
     def decode(self, raw: bytes, position: Position) -> list[Event]:
-        try:
-            msg, _repaired = jsontext.loads(raw)
-        except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-            raise self.error("$", position, f"not JSON: {exc}") from None
-        if not isinstance(msg, dict):
-            raise self.error("$", position, "message is not a JSON object")
+        msg = self.json_object(raw, position)
         event = self._event(msg, position)
         derived = self._build(event)
         fixes = derive_fix(msg, derived, fix_paths(msg, derived, {"data", "key"}, nested=("meta",)))
