@@ -15,7 +15,9 @@ export AIRFLOW__CORE__LOAD_EXAMPLES=False
 export AIRFLOW__CORE__PARALLELISM="${AIRFLOW__CORE__PARALLELISM:-4}"  # standalone forks this many workers
 export AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG="${AIRFLOW__CORE__MAX_ACTIVE_TASKS_PER_DAG:-4}"
 export AIRFLOW__CORE__DAGS_ARE_PAUSED_AT_CREATION=True
-export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN="${AIRFLOW__DATABASE__SQL_ALCHEMY_CONN:-sqlite:///$AIRFLOW_HOME/airflow.db}"
+# timeout=60: the standalone's processes and the CLI (e.g. `airflow backfill create`) write to SQLite at once;
+# wait for the lock instead of failing with "database is locked" after pysqlite's default 5 s.
+export AIRFLOW__DATABASE__SQL_ALCHEMY_CONN="${AIRFLOW__DATABASE__SQL_ALCHEMY_CONN:-sqlite:///$AIRFLOW_HOME/airflow.db?timeout=60}"
 export AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL="${AIRFLOW__DAG_PROCESSOR__REFRESH_INTERVAL:-30}"
 export AIRFLOW__API__PORT="${AIRFLOW__API__PORT:-8080}"
 # Task processes report to the API server's execution API. Airflow's default is http://localhost:8080 whatever

@@ -51,6 +51,7 @@ until curl -fsS --max-time 5 "http://localhost:$port/api/v2/monitor/health" >/de
   sleep 2
 done
 passwords="$AIRFLOW_HOME/simple_auth_manager_passwords.json.generated"
+for _ in $(seq 1 30); do [[ -s "$passwords" ]] && break; sleep 1; done  # written by the API server at start
 user="${AIRFLOW__CORE__SIMPLE_AUTH_MANAGER_USERS%%:*}"
 password=$(python -c 'import json,sys; print(json.load(open(sys.argv[1])).get(sys.argv[2], "?"))' "$passwords" "$user" 2>/dev/null || echo "?")
 cat <<MSG
@@ -59,6 +60,10 @@ cat <<MSG
   log in as:   $user
   password:    $password      (generated; stored in $passwords)
   DAGs:        cdc_replay (trigger with the form; pick pipeline 'sample_shop'), cdc_daily_replay (paused)
+  Reports:     http://localhost:$port/cdc-replay/  (also Browse > CDC verification; the verify task's link)
+  Backfill:    source .ci/airflow-env.sh; airflow dags unpause cdc_daily_replay
+               airflow backfill create --dag-id cdc_daily_replay --from-date A --to-date B --max-active-runs 1
+               (one day at a time: each day continues from the previous day's state)
   Ctrl-C stops Airflow.
 
 MSG

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 import json
+import re
 from typing import Iterable, Sequence
 
 from . import jsontext
@@ -90,6 +91,12 @@ class Codec:
         if not isinstance(msg, dict):
             raise self.error("$", position, "message is not a JSON object")
         return msg
+
+
+def ddl_op(text: str | None) -> Op:
+    """Formats without a truncate operation send it as a DDL statement; it is a TRUNCATE in the canonical model,
+    so merge and verify treat it the same whichever format carried it."""
+    return Op.TRUNCATE if text and re.match(r"\s*truncate\b", text, re.I) else Op.DDL
 
 
 def message_key(event: Event) -> bytes | None:

@@ -33,7 +33,7 @@ from typing import Any, Mapping, Optional, Sequence
 import fastavro
 import fastavro.schema
 
-from .base import Capabilities, Codec, EncodedMessage, message_key
+from .base import Capabilities, Codec, EncodedMessage, ddl_op, message_key
 from .event import Column, EncodeError, Event, Image, Op, Position
 from .oms_avro import (DATE_RE, DATETIME_RE, INT64, SCHEMA_DIR, TIME_RE, _decimal_shape, _INT, avro_dumps,
                        avro_loads, b64, comparable, date_text, double_text, epoch_text, fits, from_jsonable,
@@ -320,6 +320,10 @@ def _datetime_record(column: Column, spec: Mapping[str, Any], text: str) -> dict
 
 # --- the codec -------------------------------------------------------------------------------------------------
 
+
+# A DTS record id is never negative; -1 stands for an event without a vendor sequence.
+NO_SEQUENCE_ID = -1
+
 class DtsAvroCodec(Codec):
     name = "dts-avro"
     vendor = "Aliyun DTS"
@@ -329,7 +333,8 @@ class DtsAvroCodec(Codec):
         typed_values=True,
         before_image="full",
         delete_image="full",
-        ops=frozenset({Op.SNAPSHOT, Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL, Op.BEGIN, Op.COMMIT, Op.HEARTBEAT}),
+        ops=frozenset({Op.SNAPSHOT, Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL, Op.TRUNCATE, Op.BEGIN, Op.COMMIT,
+                       Op.HEARTBEAT}),
         transactions=True,
         notes="Times carry microseconds: a 7-9 digit fraction (or any text the typed form cannot hold) is "
               "written as a Character, value exact, type lost. TRUNCATE encodes as "
@@ -400,11 +405,13 @@ class DtsAvroCodec(Codec):
                 raw_values[side] = kept
         if raw_values:
             vendor["raw"] = raw_values
+        if op is Op.DDL:
+            op = ddl_op(ddl)  # TRUNCATE travels as a DDL record
         return Event(
             format=self.name, op=op, database=database, schema=schema, table=table, position=position,
             before=converted["before"], after=converted["after"], columns=columns,
             primary_key=self._primary_key(datum["tags"], position), event_time_ms=datum["sourceTimestamp"] * 1000,
-            sequence=(Decimal(datum["id"]),), transaction_id=datum["sourceTxid"] or None, ddl=ddl, vendor=vendor)
+            sequence=() if datum["id"] == NO_SEQUENCE_ID else (Decimal(datum["id"]),), transaction_id=datum["sourceTxid"] or None, ddl=ddl, vendor=vendor)
 
     def _names(self, object_name: Optional[str], position: Position
                ) -> tuple[Optional[str], Optional[str], Optional[str]]:
@@ -533,6 +540,10 @@ class DtsAvroCodec(Codec):
         return datum, born
 
     def _id(self, event: Event) -> int:
+        if not event.sequence:
+            # "No vendor sequence" (a full-sync row from a format without one) must survive the trip: a re-sent
+            # copy then stays the same event, and merge still ranks it as a row of unknown position.
+            return NO_SEQUENCE_ID
         if len(event.sequence) == 1 and event.sequence[0] == event.sequence[0].to_integral_value():
             n = int(event.sequence[0])
             if fits(n, INT64):

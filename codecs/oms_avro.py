@@ -43,7 +43,7 @@ from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import fastavro
 
-from .base import Capabilities, Codec, EncodedMessage, message_key
+from .base import Capabilities, Codec, EncodedMessage, ddl_op, message_key
 from .event import Column, EncodeError, Event, Image, Op, Position
 from .types import decimal_precision_scale, family
 
@@ -533,7 +533,7 @@ class OmsAvroCodec(Codec):
         typed_values=True,
         before_image="full",
         delete_image="full",
-        ops=frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL, Op.BEGIN, Op.COMMIT, Op.HEARTBEAT}),
+        ops=frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL, Op.TRUNCATE, Op.BEGIN, Op.COMMIT, Op.HEARTBEAT}),
         transactions=True,
         notes="Images are positional to fields: every column or none (no 'not present'); an UPDATE after "
               "image missing columns is completed from the before image. Text a typed branch cannot hold is "
@@ -599,12 +599,14 @@ class OmsAvroCodec(Codec):
         if raw_values:
             vendor["raw"] = raw_values
         ts = datum["timestamp"]
+        if op is Op.DDL:
+            op = ddl_op(datum["sql"])  # TRUNCATE travels as a DDL record
         return Event(
             format=self.name, op=op, database=datum["schemaName"], table=datum["tableName"],
             position=position, before=converted["before"], after=converted["after"], columns=columns,
             primary_key=self._primary_key(datum, names, position),
             event_time_ms=None if ts is None else ts * 1000, sequence=(Decimal(datum["id"]),),
-            transaction_id=datum["xid"], ddl=datum["sql"] if op is Op.DDL else None, vendor=vendor)
+            transaction_id=datum["xid"], ddl=datum["sql"] if op in (Op.DDL, Op.TRUNCATE) else None, vendor=vendor)
 
     def _columns(self, datum: dict, position: Position) -> tuple[list[Column], Optional[list[int]]]:
         fields = datum["fields"]

@@ -95,7 +95,14 @@ class Standalone:
         return self._token
 
     def api(self, method: str, path: str, body: object = None, ok: tuple[int, ...] = (200, 201)) -> object:
-        status, data = self._request(method, "/api/v2" + path, body, token=self.token())
+        import time
+
+        for attempt in range(5):
+            status, data = self._request(method, "/api/v2" + path, body, token=self.token())
+            # SQLite allows one writer: a write racing the scheduler can fail with "database is locked" (500).
+            if status != 500 or "Database error" not in str(data):
+                break
+            time.sleep(1 + attempt)
         assert status in ok, f"{method} {path}: {status} {data}"
         return data
 
@@ -163,6 +170,9 @@ def airflow_standalone(tmp_path_factory):
     port = _free_port()
     env = airflow_env(
         home,
+        # Several processes write to SQLite at once (scheduler, API server, the CLI in a test): wait for the
+        # lock for up to 60 s instead of failing with "database is locked" after pysqlite's default 5 s.
+        AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=f"sqlite:///{home}/airflow.db?timeout=60",
         AIRFLOW__API__HOST="127.0.0.1",
         AIRFLOW__API__PORT=str(port),
         # Tasks reach the API server here; Airflow's default would be localhost:8080, whatever runs there.

@@ -54,7 +54,7 @@ def test_trigger_form_run_and_verification_report(airflow_standalone, tmp_path):
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=UI_TIMEOUT_MS)
         try:
-            context = browser.new_context(viewport={"width": 1400, "height": 1000})
+            context = browser.new_context(viewport={"width": 1400, "height": 1200})
             context.set_default_timeout(UI_TIMEOUT_MS)
             page = context.new_page()
 
