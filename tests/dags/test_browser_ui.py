@@ -40,8 +40,14 @@ def shot(page, name: str) -> Path:
     return path
 
 
-def test_trigger_form_run_and_verification_report(airflow_standalone, tmp_path):
-    sync_api = pytest.importorskip("playwright.sync_api", reason="Python package 'playwright' is not installed")
+@pytest.fixture
+def sync_api():
+    """Requested first, so a missing playwright skips before the standalone starts."""
+    return pytest.importorskip("playwright.sync_api", reason="the Python package 'playwright' is not installed "
+                                                             "(the 'test' extra pins it)")
+
+
+def test_trigger_form_run_and_verification_report(sync_api, airflow_standalone, tmp_path):
     sa = airflow_standalone
     archive, expected = tmp_path / "archive", tmp_path / "expected.json"
     subprocess.run([str(BIN / "cdc-replay"), "sample", "--format", "canal-json", "--out", str(archive),
@@ -53,6 +59,7 @@ def test_trigger_form_run_and_verification_report(airflow_standalone, tmp_path):
 
     with sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=UI_TIMEOUT_MS)
+        page = None
         try:
             context = browser.new_context(viewport={"width": 1400, "height": 1200})
             context.set_default_timeout(UI_TIMEOUT_MS)
@@ -119,8 +126,11 @@ def test_trigger_form_run_and_verification_report(airflow_standalone, tmp_path):
             text = page.locator("body").inner_text()
             report_png = shot(page, "3-verification-report")
         except Exception:
-            if not page.is_closed():
-                shot(page, "failure")  # what the browser showed when the test gave up
+            if page is not None and not page.is_closed():
+                try:
+                    shot(page, "failure")  # what the browser showed when the test gave up
+                except Exception:  # the original error matters more than a missing screenshot
+                    pass
             raise
         finally:
             browser.close()
