@@ -4,14 +4,14 @@ canonical scenario round trip."""
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from cdc_codecs import Column, DecodeError, EncodeError, Op, Position, get_codec, jsontext
 from cdc_codecs.scenario import scenario_events
+from golden import as_json, fixtures  # beside this file
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "canal-json"
+FIXTURES = fixtures("canal-json")
 CODEC = get_codec("canal-json")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json") if not p.name.startswith("malformed-"))
 TINY_DOUBLE = "9.99999999999999909326625337248461995470488734032045693707225049331647881341"
@@ -24,9 +24,6 @@ def raw(name: str) -> bytes:
 def decode(name: str, offset: int = 7):
     return CODEC.decode(raw(name), Position(source=name, offset=offset))
 
-
-def as_json(value: bytes):
-    return jsontext.normalise(jsontext.loads(value)[0])
 
 
 @pytest.mark.parametrize("name", GOLDEN)

@@ -4,14 +4,14 @@ canonical scenario round trip."""
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from cdc_codecs import DecodeError, Op, Position, get_codec, jsontext
 from cdc_codecs.scenario import scenario_events
+from golden import as_json, fixtures  # beside this file
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "cloudcanal-json"
+FIXTURES = fixtures("cloudcanal-json")
 CODEC = get_codec("cloudcanal-json")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json") if not p.name.startswith("malformed-"))
 
@@ -23,9 +23,6 @@ def raw(name: str) -> bytes:
 def decode(name: str, offset: int = 5):
     return CODEC.decode(raw(name), Position(source=name, offset=offset))
 
-
-def as_json(value: bytes):
-    return jsontext.normalise(jsontext.loads(value)[0])
 
 
 @pytest.mark.parametrize("name", GOLDEN)

@@ -4,14 +4,14 @@ input and the canonical scenario round trip."""
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from cdc_codecs import DecodeError, EncodeError, Op, Position, get_codec, jsontext
 from cdc_codecs.scenario import scenario_events
+from golden import as_json, fixtures  # beside this file
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "dataworks-json"
+FIXTURES = fixtures("dataworks-json")
 CODEC = get_codec("dataworks-json")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json") if not p.name.startswith("malformed-"))
 ROW_ID = "#alibaba_rds_row_id#"
@@ -25,9 +25,6 @@ def decode(name: str, offset: int = 3):
     [event] = CODEC.decode(raw(name), Position(source="topic", partition=1, offset=offset))
     return event
 
-
-def as_json(value: bytes):
-    return jsontext.normalise(jsontext.loads(value)[0])
 
 
 @pytest.mark.parametrize("name", GOLDEN)

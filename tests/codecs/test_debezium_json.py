@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import base64
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from cdc_codecs import DecodeError, EncodeError, Op, Position, get_codec, jsontext
 from cdc_codecs.scenario import scenario_events
+from golden import as_json, fixtures  # beside this file
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "debezium-json"
+FIXTURES = fixtures("debezium-json")
 CODEC = get_codec("debezium-json")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json") if not p.name.startswith("malformed-"))
 
@@ -24,9 +24,6 @@ def raw(name: str) -> bytes:
 def decode(name: str, offset: int = 3, key: bytes | None = None):
     return CODEC.decode(raw(name), Position(source=name, partition=0, offset=offset, key=key))
 
-
-def as_json(value: bytes):
-    return jsontext.normalise(jsontext.loads(value)[0])
 
 
 @pytest.mark.parametrize("name", GOLDEN)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import base64
 import json
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
-from cdc_codecs import Column, DecodeError, Event, Op, Position, get_codec, jsontext
+from cdc_codecs import Column, DecodeError, Event, Op, Position, get_codec
 from cdc_codecs.scenario import scenario_events
+from golden import as_json, fixtures  # beside this file
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "drs-gaussdb"
+FIXTURES = fixtures("drs-gaussdb")
 CODEC = get_codec("drs-gaussdb")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json"))
 
@@ -25,9 +25,6 @@ def raw(name: str) -> bytes:
 def decode(data: bytes, offset: int = 0):
     return CODEC.decode(data, Position(source="gauss", partition=0, offset=offset))
 
-
-def as_json(value: bytes):
-    return jsontext.normalise(jsontext.loads(value)[0])
 
 
 def message(row: dict, types: dict, codes: dict, **fields) -> bytes:

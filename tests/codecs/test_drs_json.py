@@ -6,14 +6,14 @@ from __future__ import annotations
 import base64
 import json
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
-from cdc_codecs import Column, DecodeError, Event, Op, Position, get_codec, jsontext
+from cdc_codecs import Column, DecodeError, Event, Op, Position, get_codec
 from cdc_codecs.scenario import scenario_events
+from golden import as_json, fixtures  # beside this file
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "drs-json"
+FIXTURES = fixtures("drs-json")
 CODEC = get_codec("drs-json")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json"))
 C12 = [106, 103, 111, 106, 103, 111, 105, 100, 115, 106, 103, 111, 106, 111, 115, 111, 103, 57, 51, 52, 48, 57,
@@ -30,9 +30,6 @@ def raw(name: str) -> bytes:
 def decode(data: bytes, source: str = "drs.json", offset: int = 3):
     return CODEC.decode(data, Position(source=source, offset=offset))
 
-
-def as_json(value: bytes):
-    return jsontext.normalise(jsontext.loads(value)[0])
 
 
 def message(**fields) -> bytes:

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import json
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
-from cdc_codecs import Column, DecodeError, Event, Op, Position, get_codec, jsontext
+from cdc_codecs import Column, DecodeError, Event, Op, Position, get_codec
 from cdc_codecs.drs_json import DrsJsonCodec
 from cdc_codecs.drs_json_c import DrsJsonCCodec
 from cdc_codecs.scenario import scenario_events
+from golden import as_json, fixtures  # beside this file
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "drs-json-c"
+FIXTURES = fixtures("drs-json-c")
 CODEC = get_codec("drs-json-c")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json"))
 
@@ -26,9 +26,6 @@ def raw(name: str) -> bytes:
 def decode(data: bytes, codec=CODEC, offset: int = 0):
     return codec.decode(data, Position(source="jsonc", offset=offset))
 
-
-def as_json(value: bytes):
-    return jsontext.normalise(jsontext.loads(value)[0])
 
 
 def message(**fields) -> bytes:

@@ -7,16 +7,16 @@ from __future__ import annotations
 import base64
 import json
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
-from cdc_codecs import Column, DecodeError, Event, Op, Position, get_codec, jsontext
+from cdc_codecs import Column, DecodeError, Event, Op, Position, get_codec
 from cdc_codecs.drs_mongo import ShellSyntaxError, parse_shell, render_date
 from cdc_codecs.scenario import PRIMARY_KEY, scenario_events
 from cdc_codecs.types import family
+from golden import as_json, fixtures  # beside this file
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "drs-mongo"
+FIXTURES = fixtures("drs-mongo")
 CODEC = get_codec("drs-mongo")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json"))
 OID = "64650cf67dc36a464e76e583"
@@ -29,9 +29,6 @@ def raw(name: str) -> bytes:
 def decode(data: bytes, offset: int = 0):
     return CODEC.decode(data, Position(source="dds", offset=offset))
 
-
-def as_json(value: bytes):
-    return jsontext.normalise(jsontext.loads(value)[0])
 
 
 def message(**fields) -> bytes:

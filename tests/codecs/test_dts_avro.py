@@ -7,7 +7,6 @@ import io
 import json
 from dataclasses import replace
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from fastavro._read_py import reader as avro_json_reader  # the pure-Python reader takes the Avro JSON decoder
@@ -18,8 +17,9 @@ from cdc_codecs.dts_avro import CODEC, NS, RECORD14, RECORD15, writable
 from cdc_codecs.event import DecodeError, Op, Position
 from cdc_codecs.oms_avro import avro_dumps, avro_loads, comparable
 from cdc_codecs.scenario import scenario_events
+from golden import fixtures  # beside this file
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dts-avro"
+FIXTURES = fixtures("dts-avro")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.datum.json"))
 
 

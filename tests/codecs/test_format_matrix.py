@@ -11,7 +11,7 @@ import itertools
 
 import pytest
 
-from cdc_codecs import EncodeError, Op, Position, available_formats, get_codec
+from cdc_codecs import EncodeError, Position, available_formats, get_codec
 from cdc_codecs.event import Event
 from cdc_codecs.scenario import assert_same_as_scenario as assert_same
 from cdc_codecs.scenario import scenario_events

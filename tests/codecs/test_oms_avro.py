@@ -8,7 +8,6 @@ import json
 import random
 from dataclasses import replace
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 from fastavro._read_py import reader as avro_json_reader  # the pure-Python reader takes the Avro JSON decoder
@@ -18,8 +17,9 @@ from cdc_codecs import records
 from cdc_codecs.event import DecodeError, EncodeError, Op, Position
 from cdc_codecs.oms_avro import CODEC, NS, SCHEMA, OmsAvroCodec, avro_dumps, avro_loads, comparable
 from cdc_codecs.scenario import scenario_events
+from golden import fixtures  # beside this file
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "oms-avro"
+FIXTURES = fixtures("oms-avro")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.datum.json") if not p.name.startswith("shard_"))
 SHARDS = sorted(p.name for p in FIXTURES.glob("shard_*.datum.json"))
 

@@ -4,14 +4,14 @@ DDL / transaction / typed records, malformed input and the scenario round trip."
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from cdc_codecs import Column, DecodeError, Op, Position, get_codec, jsontext
 from cdc_codecs.scenario import scenario_events
+from golden import as_json, fixtures  # beside this file
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "oms-dataworks"
+FIXTURES = fixtures("oms-dataworks")
 CODEC = get_codec("oms-dataworks")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json"))
 
@@ -20,9 +20,6 @@ def decode(name: str):
     [event] = CODEC.decode((FIXTURES / name).read_bytes(), Position(source=name, offset=2))
     return event
 
-
-def as_json(value: bytes):
-    return jsontext.normalise(jsontext.loads(value)[0])
 
 
 @pytest.mark.parametrize("name", GOLDEN)

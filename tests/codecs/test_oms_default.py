@@ -4,14 +4,14 @@ input and the canonical scenario round trip."""
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from cdc_codecs import DecodeError, EncodeError, Op, Position, get_codec, jsontext
 from cdc_codecs.scenario import scenario_events
+from golden import fixtures  # beside this file
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "oms-default"
+FIXTURES = fixtures("oms-default")
 CODEC = get_codec("oms-default")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json"))
 

@@ -4,16 +4,16 @@ record whose types name its own columns, malformed input and the scenario round 
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
-from cdc_codecs import Column, DecodeError, Op, Position, get_codec, jsontext
+from cdc_codecs import Column, DecodeError, Op, Position, get_codec
 from cdc_codecs.oms_default import OmsDefaultCodec
 from cdc_codecs.scenario import scenario_events
 from cdc_codecs.types import family
+from golden import as_json, fixtures  # beside this file
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "oms-extend-column-type"
+FIXTURES = fixtures("oms-extend-column-type")
 CODEC = get_codec("oms-extend-column-type")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json"))
 
@@ -22,9 +22,6 @@ def decode(name: str):
     [event] = CODEC.decode((FIXTURES / name).read_bytes(), Position(source=name, offset=3))
     return event
 
-
-def as_json(value: bytes):
-    return jsontext.normalise(jsontext.loads(value)[0])
 
 
 def test_reuses_the_default_codec():

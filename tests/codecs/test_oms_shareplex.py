@@ -4,14 +4,14 @@ scenario round trip."""
 from __future__ import annotations
 
 from decimal import Decimal
-from pathlib import Path
 
 import pytest
 
 from cdc_codecs import DecodeError, EncodeError, Op, Position, get_codec, jsontext
 from cdc_codecs.scenario import scenario_events
+from golden import as_json, fixtures  # beside this file
 
-FIXTURES = Path(__file__).parents[1] / "fixtures" / "oms-shareplex"
+FIXTURES = fixtures("oms-shareplex")
 CODEC = get_codec("oms-shareplex")
 GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json"))
 
@@ -20,9 +20,6 @@ def decode(name: str):
     [event] = CODEC.decode((FIXTURES / name).read_bytes(), Position(source=name, offset=11))
     return event
 
-
-def as_json(value: bytes):
-    return jsontext.normalise(jsontext.loads(value)[0])
 
 
 @pytest.mark.parametrize("name", GOLDEN)
