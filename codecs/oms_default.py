@@ -23,7 +23,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Any, Optional, Sequence
 
 from . import jsontext
-from .base import Capabilities, Codec, EncodedMessage, message_key
+from .base import Capabilities, Codec, EncodedMessage, ddl_op, message_key
 from .canal_json import apply_fix, derive_fix, fix_paths, int_field, is_text, render, scalar_text
 from .event import Column, EncodeError, Event, Image, Op, Position
 from .jsontext import JsonNumber
@@ -124,7 +124,7 @@ class OmsDefaultCodec(Codec):
                     raise self.error(f"{key}.ddl", position, "the DDL statement is null")
                 if key == "prevStruct":
                     vendor["ddl_in"] = key
-                op = Op.TRUNCATE if ddl.lstrip().upper().startswith("TRUNCATE") else Op.DDL
+                op = ddl_op(ddl)
                 return Event(op=op, position=position, ddl=ddl, vendor=vendor, **fields)
         raise self.error("postStruct.ddl", position, "a DDL record carries its statement under the key \"ddl\"")
 
