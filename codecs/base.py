@@ -9,6 +9,16 @@ from typing import Iterable, Sequence
 
 from . import jsontext
 from .event import DecodeError, Event, Op, Position
+from .shared.json_fix import apply_fix, derive_fix, fix_paths
+
+
+# The type families the merged state types (``cdc_jobs.transforms.state_types``); the others are text anyway.
+TYPED_FAMILIES = ("binary", "bit", "bool", "date", "datetime", "decimal", "float", "int", "timestamp")
+
+
+def untyped(*families: str) -> tuple[tuple[str, str], ...]:
+    """``Capabilities.losses`` for families whose values travel as exact text without their type."""
+    return tuple((f, "untyped") for f in families)
 
 
 @dataclass(frozen=True)
@@ -24,7 +34,23 @@ class Capabilities:
     primary_key: bool = True  # names the key columns; when False, replay --primary-key supplies them
     transactions: bool = False
     messages_per_update: int = 1
+    # Packs the rows of one source message back into one message (Canal data[]), so a re-encode must see a
+    # source message's rows together, in order.
+    packs_rows: bool = False
     notes: str = ""
+    # Type families this format cannot carry exactly, as (family, loss) pairs (``types.family`` names). Losses:
+    #   "untyped"    the value arrives as its exact text but its type does not: the merged column is a string
+    #   "wall-clock" an instant travels as wall-clock text in the source server's zone, which the message does
+    #                not name: it is read and written as UTC (exact for a UTC server, shifted by its offset else)
+    # ``tests/jobs/test_db_exactness.py`` checks every format against real databases: exact, or exactly this.
+    losses: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def order_scope(self) -> str:
+        """What order a re-encode must keep. "key": only the changes of one row (table + primary key) must
+        stay in order, so a table is re-encoded in parallel, split by key hash. "table": the format groups
+        rows of a message or a transaction, so a table is re-encoded by one task, sorted and streamed."""
+        return "table" if self.transactions or self.packs_rows else "key"
 
     def carries(self, op: Op) -> bool:
         """Whether an event with this op survives a re-encode. A format without a full-sync marker writes
@@ -42,7 +68,10 @@ class Capabilities:
             "primary_key": self.primary_key,
             "transactions": self.transactions,
             "messages_per_update": self.messages_per_update,
+            "packs_rows": self.packs_rows,
+            "order_scope": self.order_scope,
             "notes": self.notes,
+            "losses": dict(self.losses),
         }
 
 
@@ -65,12 +94,92 @@ class Codec:
     capabilities: Capabilities = Capabilities()
 
     def decode(self, raw: bytes, position: Position) -> list[Event]:
-        """One archived message -> zero or more events. Raise ``DecodeError`` for anything malformed."""
+        """One archived message -> zero or more events. Raise ``DecodeError`` for anything malformed.
+
+        The recipe every JSON format shares (binary formats override ``decode``): parse the message, read its
+        events (``events``), build the message the encoder would write for them (``derive``), and keep only
+        where the received message differs (``fixes``) in ``event.vendor["fix"]``, which ``encode`` re-applies,
+        so a re-encode is byte-for-byte. A vendor supplies ``events`` and ``derive``, and ``fix_paths`` /
+        ``fix_subject`` where it compares other keys than the top-level ones of the whole message."""
+        msg = self.json_object(raw, position)
+        events = self.events(msg, position)
+        if not events:
+            return events
+        return with_fixes(events, self.fixes(msg, events))
+
+    # Hooks of the decode recipe ----------------------------------------------------------------------------
+
+    def events(self, msg: dict, position: Position) -> list[Event]:
+        """The canonical events one parsed message carries (the vendor's reading of its fields)."""
         raise NotImplementedError
 
+    def derive(self, events: list[Event]) -> dict:
+        """The message (``fix_subject`` part) the encoder writes for ``events`` before any vendor fix; by
+        default ``build`` (a vendor may derive a cheaper equivalent, or only the payload)."""
+        return self.build(events)
+
+    def fix_subject(self, msg: dict) -> dict:
+        """The part of the message the fixes are relative to (Debezium: the payload inside its envelope)."""
+        return msg
+
+    def fix_paths(self, msg: dict, derived: dict, events: list[Event]) -> list[tuple[str, ...]]:
+        """Key paths compared between received and derived message; default every top-level key of either."""
+        return fix_paths(msg, derived, set())
+
+    def fixes(self, msg: dict, events: list[Event]) -> list[list]:
+        """The lossless-re-encode fixes by definition: derive the message and diff it with the received one."""
+        subject = self.fix_subject(msg)
+        derived = self.derive(events)
+        return derive_fix(subject, derived, self.fix_paths(subject, derived, events))
+
     def encode(self, events: Sequence[Event]) -> list[EncodedMessage]:
-        """Events in order -> messages. Consecutive events from one source message may be packed back together."""
+        """Events in order -> messages. Consecutive events from one source message may be packed back together.
+
+        The recipe every JSON format shares (others override ``encode``): group the events into messages
+        (``message_groups``), build each message from the canonical fields (``build``), re-apply the fixes an
+        own event kept at decode, and write it as exact JSON text."""
+        out = []
+        for group in self.message_groups(events):
+            first = group[0]
+            msg = self.build(group)
+            if first.format == self.name and first.vendor.get("fix"):
+                apply_fix(msg, first.vendor["fix"])
+            out.append(EncodedMessage(jsontext.dumps(msg), message_key(first), first.qualified_table,
+                                      self.message_op(msg, first), events=len(group)))
+        return out
+
+    # Hooks of the encode recipe ----------------------------------------------------------------------------
+
+    def message_groups(self, events: Sequence[Event]) -> list[list[Event]]:
+        """The events of each output message, each checked by ``check_encodable``: one message per event, or,
+        for a format that packs rows (``capabilities.packs_rows``), the rows of one source message packed back
+        into one message while they share table and op."""
+        for e in events:
+            self.check_encodable(e)
+        if not self.capabilities.packs_rows:
+            return [[e] for e in events]
+        groups: list[list[Event]] = []
+        for run in group_by_message(events):
+            start = len(groups)
+            for e in run:
+                last = groups[-1][-1] if len(groups) > start else None
+                if (last is not None and e.op.is_data and last.op is e.op
+                        and last.qualified_table == e.qualified_table):
+                    groups[-1].append(e)
+                else:
+                    groups.append([e])
+        return groups
+
+    def check_encodable(self, event: Event) -> None:
+        """Raise ``EncodeError`` for an event this format cannot carry."""
+
+    def build(self, events: list[Event]) -> dict:
+        """The message the canonical fields of ``events`` describe, before the vendor fixes."""
         raise NotImplementedError
+
+    def message_op(self, msg: dict, first: Event) -> str:
+        """The operation an output message is counted under (the reports' per-op counts)."""
+        return first.op.value
 
     def assemble(self, fragments: Sequence[Event]) -> Event:
         """Join the fragments of one multi-message event (all share ``fragment_key``), in any order."""
@@ -91,6 +200,13 @@ class Codec:
         if not isinstance(msg, dict):
             raise self.error("$", position, "message is not a JSON object")
         return msg
+
+
+def with_fixes(events: list[Event], fixes: list[list]) -> list[Event]:
+    """``events`` carrying ``fixes`` in their vendor data (unchanged when there is nothing to fix)."""
+    if not fixes:
+        return events
+    return [e.with_(vendor={**e.vendor, "fix": fixes}) for e in events]
 
 
 def ddl_op(text: str | None) -> Op:

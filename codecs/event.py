@@ -109,6 +109,14 @@ class Event:
     fragment_key: Optional[str] = None
     fragment_index: int = 0
     fragment_total: int = 1
+    # Format-neutral facts for a state merge that only some sources have (merge reads these, never ``vendor``):
+    # columns this change removes from the row (absent afterwards, not NULL; a document field's unset) ...
+    removed_columns: tuple[str, ...] = ()
+    # ... an UPDATE whose after image is the whole new row (columns of the old row it lacks are gone; a document
+    # replace) ...
+    replaces_row: bool = False
+    # ... and, for a table without primary key, the hidden column the source keeps to identify each row.
+    row_id_column: Optional[str] = None
 
     @property
     def qualified_table(self) -> str:

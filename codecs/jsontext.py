@@ -27,18 +27,39 @@ _DECODER = json.JSONDecoder(parse_float=JsonNumber, parse_int=JsonNumber, parse_
 _TRAILING_COMMA = re.compile(r'("(?:[^"\\]|\\.)*")|,(\s*[}\]])', re.S)
 
 
+MAX_DEPTH = 255  # orjson's nesting limit, which every later JSON write of a parsed value (vendor data) meets
+
+
 def loads(text: str | bytes) -> tuple[Any, bool]:
     """Parse JSON keeping number literals. Returns ``(value, repaired)``; ``repaired`` is True when trailing
-    commas had to be removed. Raises ``json.JSONDecodeError`` for anything else that is not JSON."""
+    commas had to be removed. Raises ``json.JSONDecodeError`` for anything else that is not JSON, and for JSON
+    that is not usable text: lone UTF-16 surrogate escapes (``"\\ud800"`` is no Unicode character and cannot be
+    stored as UTF-8) and nesting deeper than ``MAX_DEPTH``."""
     if isinstance(text, (bytes, bytearray, memoryview)):
         text = bytes(text).decode("utf-8")
     try:
-        return _DECODER.decode(text), False
-    except json.JSONDecodeError:
-        fixed = _TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), text)
-        if fixed == text:
-            raise
-        return _DECODER.decode(fixed), True
+        try:
+            return _checked(_DECODER.decode(text), text), False
+        except json.JSONDecodeError:
+            fixed = _TRAILING_COMMA.sub(lambda m: m.group(1) or m.group(2), text)
+            if fixed == text:
+                raise
+            return _checked(_DECODER.decode(fixed), fixed), True
+    except RecursionError:
+        raise json.JSONDecodeError(f"nested deeper than {MAX_DEPTH} levels", text, 0) from None
+
+
+def _checked(value: Any, text: str) -> Any:
+    """``value`` if it can be written back as UTF-8 JSON. Only text that contains a surrogate escape or more than
+    MAX_DEPTH brackets can fail, so the (C-speed) re-serialisation runs only for those."""
+    if "\\ud" in text or "\\uD" in text or text.count("[") + text.count("{") > MAX_DEPTH:
+        try:
+            orjson.dumps(value)
+        except orjson.JSONEncodeError as exc:
+            why = ("a lone UTF-16 surrogate escape (not Unicode text)" if "surrogate" in str(exc)
+                   else f"nested deeper than {MAX_DEPTH} levels" if "ecursion" in str(exc) else str(exc))
+            raise json.JSONDecodeError(why, text, 0) from None
+    return value
 
 
 def _fragment(value: Any) -> Any:

@@ -1,7 +1,7 @@
 """Event <-> flat record (plain Python values), the shape stored in Parquet and passed through Arrow batches.
 
-Kept here, free of pyarrow/pyspark, so codecs and jobs agree on one field list; ``cdc_jobs.schemas`` gives the
-matching Arrow/Spark types. Images are lists of (column, text) pairs so an Arrow map keeps NULL values, and a
+The field list and types are defined once in ``event_schema.EVENT_ARROW``; ``to_record`` fills exactly those
+fields (a test checks it). Images are lists of (column, text) pairs so an Arrow map keeps NULL values, and a
 missing image (None) stays distinguishable from an empty one.
 """
 
@@ -13,6 +13,7 @@ from typing import Any, Iterable, Mapping, Optional
 import orjson
 
 from .event import Column, Event, Image, Op, Position
+from .event_schema import EVENT_FIELDS  # noqa: F401  (the record's fields, in order)
 
 
 def _image_out(image: Optional[Image]) -> Optional[list[tuple[str, Optional[str]]]]:
@@ -58,6 +59,9 @@ def to_record(e: Event) -> dict[str, Any]:
         "fragment_key": e.fragment_key,
         "fragment_index": e.fragment_index,
         "fragment_total": e.fragment_total,
+        "removed_columns": list(e.removed_columns),
+        "replaces_row": e.replaces_row,
+        "row_id_column": e.row_id_column,
     }
 
 
@@ -93,6 +97,9 @@ def from_record(r: Mapping[str, Any]) -> Event:
         fragment_key=r.get("fragment_key"),
         fragment_index=r.get("fragment_index") or 0,
         fragment_total=r.get("fragment_total") or 1,
+        removed_columns=tuple(r.get("removed_columns") or ()),
+        replaces_row=bool(r.get("replaces_row")),
+        row_id_column=r.get("row_id_column"),
     )
 
 

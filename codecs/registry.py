@@ -10,20 +10,20 @@ from functools import lru_cache
 from .base import Codec
 
 FORMATS: dict[str, str] = {
-    "canal-json": "cdc_codecs.canal_json",
-    "oms-default": "cdc_codecs.oms_default",
-    "oms-extend-column-type": "cdc_codecs.oms_extend_column_type",
-    "oms-dataworks": "cdc_codecs.oms_dataworks",
-    "oms-shareplex": "cdc_codecs.oms_shareplex",
-    "oms-avro": "cdc_codecs.oms_avro",
-    "drs-json": "cdc_codecs.drs_json",
-    "drs-json-c": "cdc_codecs.drs_json_c",
-    "drs-mongo": "cdc_codecs.drs_mongo",
-    "drs-gaussdb": "cdc_codecs.drs_gaussdb",
-    "cloudcanal-json": "cdc_codecs.cloudcanal_json",
-    "debezium-json": "cdc_codecs.debezium_json",
-    "dts-avro": "cdc_codecs.dts_avro",
-    "dataworks-json": "cdc_codecs.dataworks_json",
+    "canal-json": "cdc_codecs.canal.canal_json",
+    "oms-default": "cdc_codecs.oms.oms_default",
+    "oms-extend-column-type": "cdc_codecs.oms.oms_extend_column_type",
+    "oms-dataworks": "cdc_codecs.oms.oms_dataworks",
+    "oms-shareplex": "cdc_codecs.oms.oms_shareplex",
+    "oms-avro": "cdc_codecs.oms.oms_avro",
+    "drs-json": "cdc_codecs.drs.drs_json",
+    "drs-json-c": "cdc_codecs.drs.drs_json_c",
+    "drs-mongo": "cdc_codecs.drs.drs_mongo",
+    "drs-gaussdb": "cdc_codecs.drs.drs_gaussdb",
+    "cloudcanal-json": "cdc_codecs.canal.cloudcanal_json",
+    "debezium-json": "cdc_codecs.debezium.debezium_json",
+    "dts-avro": "cdc_codecs.dts.dts_avro",
+    "dataworks-json": "cdc_codecs.dataworks.dataworks_json",
 }
 
 

@@ -1,6 +1,6 @@
 """Declared column types -> type families, from the java.sql.Types table and vendor type names.
 
-The family decides how canonical text is typed in the merged state (``cdc_jobs.state_types``) and how codecs
+The family decides how canonical text is typed in the merged state (``cdc_jobs.transforms.state_types``) and how codecs
 render values (bare JSON number or string). Unknown types are ``string``: text is never lossy.
 """
 
@@ -40,6 +40,9 @@ _NAME_FAMILY = [
     (r"^(timestamp with local time zone|timestamptz|timestamp with time zone)\b", "zoned"),
     (r"^(timestamp)(\(\d\))?$", "timestamp"),
     (r"^(json|jsonb)\b", "json"),
+    # Text-valued types whose JDBC number misleads (Canal sends SET as BIT, ENUM as INTEGER, geometry as BINARY)
+    (r"^(enum|set|geometry|point|linestring|polygon|multipoint|multilinestring|multipolygon|geometrycollection)\b",
+     "string"),
 ]
 
 
@@ -69,3 +72,19 @@ def decimal_precision_scale(type_name: Optional[str]) -> tuple[int, int] | None:
     if not m:
         return None
     return int(m.group(1)), int(m.group(2) or 0)
+
+
+# The JDBC type a column of each canonical family is written with, by formats that carry JDBC type numbers
+# (Canal's sqlType, CloudCanal's jdbcType) when the event has no number of its own.
+FAMILY_JDBC = {"int": JDBC["BIGINT"], "decimal": JDBC["DECIMAL"], "float": JDBC["DOUBLE"], "bit": JDBC["BIT"],
+               "bool": JDBC["BOOLEAN"], "binary": JDBC["BLOB"], "date": JDBC["DATE"], "time": JDBC["TIME"],
+               "datetime": JDBC["TIMESTAMP"], "timestamp": JDBC["TIMESTAMP"],
+               "zoned": JDBC["TIMESTAMP_WITH_TIMEZONE"]}
+
+
+def jdbc_type_name(jdbc_type: Optional[int]) -> str:
+    """Lower-case JDBC type name of a type number (what Canal-style producers write as a column type); varchar
+    when the number is unknown."""
+    if jdbc_type is not None and jdbc_type in JDBC_NAME:
+        return JDBC_NAME[jdbc_type].lower()
+    return "varchar"

@@ -13,7 +13,6 @@ from golden import as_json, fixtures  # beside this file
 
 FIXTURES = fixtures("canal-json")
 CODEC = get_codec("canal-json")
-GOLDEN = sorted(p.name for p in FIXTURES.glob("*.json") if not p.name.startswith("malformed-"))
 TINY_DOUBLE = "9.99999999999999909326625337248461995470488734032045693707225049331647881341"
 
 
@@ -23,14 +22,6 @@ def raw(name: str) -> bytes:
 
 def decode(name: str, offset: int = 7):
     return CODEC.decode(raw(name), Position(source=name, offset=offset))
-
-
-
-@pytest.mark.parametrize("name", GOLDEN)
-def test_golden_reencode_gives_equal_json(name):
-    messages = CODEC.encode(decode(name))
-    assert len(messages) == 1
-    assert as_json(messages[0].value) == as_json(raw(name))
 
 
 def test_oms_insert_fields_and_bare_numbers():
@@ -171,3 +162,16 @@ def test_scenario_round_trip_up_to_capabilities():
             assert got.primary_key == want.primary_key
             assert [(c.name, c.type_name, c.jdbc_type) for c in got.columns] == \
                    [(c.name, c.type_name, c.jdbc_type) for c in want.columns]
+
+
+def test_canal_binlog_rendering_bytes_bits_geometry_timestamp_exact():
+    [e] = decode("canal-binlog-binary-timestamp.json")
+    import base64 as b64
+
+    a = e.after
+    assert b64.b64decode(a["b"]) == bytes([0, 255, 128, 10, 34, 92])
+    assert b64.b64decode(a["bl"]) == bytes(range(0, 256, 17))
+    assert a["bt"] == str(0b100000000001)
+    assert b64.b64decode(a["g"]) == bytes.fromhex("0101000000000000000000f03f0000000000000040")  # WKB, SRID 0
+    assert a["ts"] == "1709210096.789012"  # 2024-02-29 12:34:56.789012 read as UTC
+    assert a["dt"] == "1000-01-01 00:00:00.000000" and a["st"] == "x,y" and a["en"] == "b" and a["tx"] == "😀 é"

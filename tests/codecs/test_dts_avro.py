@@ -13,9 +13,9 @@ from fastavro._read_py import reader as avro_json_reader  # the pure-Python read
 from fastavro.io.json_decoder import AvroJSONDecoder
 
 from cdc_codecs import records
-from cdc_codecs.dts_avro import CODEC, NS, RECORD14, RECORD15, writable
+from cdc_codecs.dts.dts_avro import CODEC, NS, RECORD14, RECORD15, writable
 from cdc_codecs.event import DecodeError, Op, Position
-from cdc_codecs.oms_avro import avro_dumps, avro_loads, comparable
+from cdc_codecs.oms.oms_avro import avro_dumps, avro_loads, comparable
 from cdc_codecs.scenario import scenario_events
 from golden import fixtures  # beside this file
 

@@ -15,7 +15,7 @@ from fastavro.io.json_decoder import AvroJSONDecoder
 
 from cdc_codecs import records
 from cdc_codecs.event import DecodeError, EncodeError, Op, Position
-from cdc_codecs.oms_avro import CODEC, NS, SCHEMA, OmsAvroCodec, avro_dumps, avro_loads, comparable
+from cdc_codecs.oms.oms_avro import CODEC, NS, SCHEMA, OmsAvroCodec, avro_dumps, avro_loads, comparable
 from cdc_codecs.scenario import scenario_events
 from golden import fixtures  # beside this file
 

@@ -14,9 +14,9 @@ Values: strings stay text; bare numbers keep their literal (``Column.number``); 
 cell in ``vendor["render"]``. For MySQL ``schema`` repeats ``db``; then ``Event.schema`` is None so the table is
 ``db.table`` as everywhere else.
 
-Lossless re-encode uses the Canal codec's derive/fix scheme: the encoder derives the message from the canonical
-events and ``vendor["fix"]`` holds only the keys where the received message differs (``bid``, ``sendTs``,
-``tableChanges``, unknown keys...).
+Lossless re-encode uses the shared derive/fix recipe (``Codec.decode``/``Codec.encode``): the encoder derives the
+message from the canonical events and ``vendor["fix"]`` holds only the keys where the received message differs
+(``bid``, ``sendTs``, ``tableChanges``, unknown keys...).
 """
 
 from __future__ import annotations
@@ -25,12 +25,12 @@ from dataclasses import replace
 from decimal import Decimal
 from typing import Any, Optional, Sequence
 
-from . import jsontext
-from .base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
-from .canal_json import apply_fix, derive_fix, fix_paths, int_field, is_json_number, literal, unliteral
-from .event import Column, EncodeError, Event, Image, Op, Position
-from .jsontext import JsonNumber
-from .types import JDBC, JDBC_NAME, family
+from ..base import Capabilities, Codec
+from ..shared.json_fix import fix_paths, unliteral
+from ..shared.value_text import cell_text, int_field, is_json_number
+from ..event import Column, EncodeError, Event, Image, Op, Position
+from ..jsontext import JsonNumber
+from ..types import FAMILY_JDBC, JDBC, family, jdbc_type_name
 
 FORMAT = "cloudcanal-json"
 DML_ACTIONS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE}
@@ -49,6 +49,7 @@ class CloudCanalJsonCodec(Codec):
         ops=frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL, Op.TRUNCATE, Op.BEGIN, Op.COMMIT,
                        Op.HEARTBEAT}),
         transactions=False,
+        packs_rows=True,
         notes="No full-sync marker (SNAPSHOT is written as INSERT); ordering is execTs (ms) only, rows of one "
               "millisecond are ordered by archive position; no transaction id. Foreign events: int/float "
               "families written as bare numbers, everything else as strings.",
@@ -56,18 +57,13 @@ class CloudCanalJsonCodec(Codec):
 
     # ---------------------------------------------------------------------------------------------- decode
 
-    def decode(self, raw: bytes, position: Position) -> list[Event]:
-        msg = self.json_object(raw, position)
-        events = self._events(msg, position)
-        derived = self._build(events)
-        # Row lists are the events themselves; only an empty list may need a fix (null or absent instead of []).
-        skip = {k for k in ("data", "before") if derived.get(k)}
-        fixes = derive_fix(msg, derived, fix_paths(msg, derived, skip))
-        if fixes:
-            events = [e.with_(vendor={**e.vendor, "fix": fixes}) for e in events]
-        return events
+    # ``Codec.decode`` runs the recipe; CloudCanal supplies its events, its derived message and the paths.
 
-    def _events(self, msg: dict, position: Position) -> list[Event]:
+    def fix_paths(self, msg: dict, derived: dict, events: list[Event]) -> list[tuple[str, ...]]:
+        # Row lists are the events themselves; only an empty list may need a fix (null or absent instead of []).
+        return fix_paths(msg, derived, {k for k in ("data", "before") if derived.get(k)})
+
+    def events(self, msg: dict, position: Position) -> list[Event]:
         action = msg.get("action")
         if not isinstance(action, str):
             raise self.error("action", position, f"expected a string, got {action!r}")
@@ -177,7 +173,7 @@ class CloudCanalJsonCodec(Codec):
         image: Image = {}
         kinds: dict[str, str] = {}
         for col, value in row.items():
-            text, kind = _value_text(value)
+            text, kind = cell_text(value)
             if kind == "?":
                 raise self.error(f"{field}.{col}", position, f"unsupported value {value!r}")
             image[col] = text
@@ -207,33 +203,17 @@ class CloudCanalJsonCodec(Codec):
 
     # ---------------------------------------------------------------------------------------------- encode
 
-    def encode(self, events: Sequence[Event]) -> list[EncodedMessage]:
-        out = []
-        for group in self._packable(events):
-            msg = self._build(group)
-            first = group[0]
-            if first.format == FORMAT and first.vendor.get("fix"):
-                apply_fix(msg, first.vendor["fix"])
-            op = msg["action"] if isinstance(msg.get("action"), str) else first.op.value
-            out.append(EncodedMessage(jsontext.dumps(msg), message_key(first), first.qualified_table, op,
-                                      events=len(group)))
-        return out
+    # ``Codec.encode`` runs the recipe (packs_rows: rows of one source message go back into one message).
 
-    def _packable(self, events: Sequence[Event]) -> list[list[Event]]:
-        """Rows of one source message go back into one message when they share table and op."""
-        groups: list[list[Event]] = []
-        for run in group_by_message(events):
-            start = len(groups)
-            for e in run:
-                if e.fragment_total != 1:
-                    raise EncodeError(FORMAT, "fragment_key", "assemble fragments before encoding")
-                last = groups[-1][-1] if len(groups) > start else None
-                if (last is not None and e.op.is_data and last.op is e.op
-                        and last.qualified_table == e.qualified_table):
-                    groups[-1].append(e)
-                else:
-                    groups.append([e])
-        return groups
+    def check_encodable(self, event: Event) -> None:
+        if event.fragment_total != 1:
+            raise EncodeError(FORMAT, "fragment_key", "assemble fragments before encoding")
+
+    def build(self, events: list[Event]) -> dict:
+        return self._build(events)
+
+    def message_op(self, msg: dict, first: Event) -> str:
+        return msg["action"] if isinstance(msg.get("action"), str) else first.op.value
 
     def _build(self, group: Sequence[Event]) -> dict[str, Any]:
         first = group[0]
@@ -298,20 +278,6 @@ class CloudCanalJsonCodec(Codec):
 # ------------------------------------------------------------------------------------------------ helpers
 
 
-def _value_text(value: Any) -> tuple[Optional[str], str]:
-    """A JSON cell -> (canonical text, rendering kind); kind "?" for what cannot be a column value."""
-    if value is None:
-        return None, "null"
-    if isinstance(value, JsonNumber):
-        return str(value), "num"
-    if isinstance(value, str):
-        return value, "str"
-    if isinstance(value, bool):
-        return ("true" if value else "false"), "bool"
-    if isinstance(value, (dict, list)):
-        return literal(value), "json"  # a JSON column rendered as JSON: keep its exact text
-    return None, "?"
-
 
 def _deviations(kinds: dict[str, str], flags: dict[str, bool]) -> dict[str, str]:
     """Cells not rendered the way their column's number flag says (kept so re-encode reproduces them)."""
@@ -364,16 +330,13 @@ def _jdbc(c: Column) -> int:
     fam = family(c.type_name)
     if fam == "int" and c.type_name and c.type_name.lower().startswith("bigint"):
         return JDBC["BIGINT"]
-    return {"int": JDBC["INTEGER"], "decimal": JDBC["DECIMAL"], "float": JDBC["DOUBLE"], "bit": JDBC["BIT"],
-            "bool": JDBC["BOOLEAN"], "binary": JDBC["BLOB"], "date": JDBC["DATE"], "time": JDBC["TIME"],
-            "datetime": JDBC["TIMESTAMP"], "timestamp": JDBC["TIMESTAMP"],
-            "zoned": JDBC["TIMESTAMP_WITH_TIMEZONE"]}.get(fam, JDBC["VARCHAR"])
+    if fam == "int":  # CloudCanal writes other integers as INTEGER
+        return JDBC["INTEGER"]
+    return FAMILY_JDBC.get(fam, JDBC["VARCHAR"])
 
 
 def _type_name(c: Column) -> str:
-    if c.jdbc_type is not None and c.jdbc_type in JDBC_NAME:
-        return JDBC_NAME[c.jdbc_type].lower()
-    return "varchar"
+    return jdbc_type_name(c.jdbc_type)
 
 
 def _ddl_action(ddl: Optional[str]) -> str:

@@ -19,18 +19,19 @@ the rendering of their canonical value (unsigned bytes, a value written as a bar
 
 from __future__ import annotations
 
-import base64
-import binascii
 import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
-from . import jsontext
-from .base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
-from .event import Column, EncodeError, Event, Image, Op, Position
-from .jsontext import JsonNumber
-from .types import JDBC, JDBC_NAME, family
+from .. import jsontext
+from ..base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
+from ..event import Column, EncodeError, Event, Image, Op, Position
+from ..jsontext import JsonNumber
+from ..shared.json_fix import literal, unliteral
+from ..types import JDBC, JDBC_NAME, family
+from .drs_wire import (apply_header_fixes, base64_to_java_bytes, drs_id, gson_dumps, header_fixes, integer_field,
+                       java_bytes_to_base64, load_object, text_field)
 
 FORMAT = "drs-json"
 
@@ -38,116 +39,6 @@ TYPE_TO_OP = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, "IN
               "INIT_DDL": Op.DDL}
 OP_TO_TYPE = {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE", Op.SNAPSHOT: "INIT", Op.DDL: "DDL"}
 DRS_OPS = frozenset(OP_TO_TYPE)
-
-# --------------------------------------------------------------------------------------------------------------
-# Helpers shared by the DRS codecs (drs_json_c, drs_gaussdb, drs_mongo).
-
-# Gson's default (HTML-safe) escaping, as DRS documents it, plus the two line separators Gson always escapes.
-# These characters can only occur inside JSON strings, so replacing them in the serialised bytes is safe.
-_GSON_ESCAPES = {
-    b"<": b"\\u003c", b">": b"\\u003e", b"&": b"\\u0026", b"=": b"\\u003d", b"'": b"\\u0027",
-    "\u2028".encode(): b"\\u2028", "\u2029".encode(): b"\\u2029",
-}
-_GSON_RE = re.compile(b"|".join(re.escape(k) for k in _GSON_ESCAPES))
-
-
-def gson_dumps(value: Any) -> bytes:
-    """Compact JSON with number literals kept verbatim and strings escaped the way DRS (Gson) escapes them."""
-    return _GSON_RE.sub(lambda m: _GSON_ESCAPES[m.group(0)], jsontext.dumps(value))
-
-
-def literal(value: Any) -> str:
-    """A JSON subtree as its exact JSON text, so ``event.vendor`` survives any JSON round trip of its own."""
-    return jsontext.dumps(value).decode()
-
-
-def unliteral(text: str) -> Any:
-    return jsontext.loads(text)[0]
-
-
-def load_object(codec: Codec, raw: bytes, position: Position) -> dict:
-    return codec.json_object(raw, position)
-
-
-def integer_field(codec: Codec, msg: Mapping, key: str, position: Position, required: bool) -> Optional[int]:
-    """An integer metadata field (id, es, ts) written as a bare number or a string of digits."""
-    value = msg.get(key)
-    if value is None:
-        if required:
-            raise codec.error(key, position, "missing; expected an integer")
-        return None
-    if isinstance(value, str) and re.fullmatch(r"-?\d+", value):
-        return int(value)
-    raise codec.error(key, position, f"expected an integer, got {value!r}")
-
-
-def text_field(codec: Codec, msg: Mapping, key: str, position: Position) -> Optional[str]:
-    value = msg.get(key)
-    if value is not None and (not isinstance(value, str) or isinstance(value, JsonNumber)):
-        raise codec.error(key, position, f"expected a string, got {value!r}")
-    return value
-
-
-def drs_id(event: Event) -> int:
-    """The DRS ``id`` for an event: its own sequence when that is one integer (a DRS event, or any vendor with a
-    single ordering number), otherwise the archive offset, which is monotonic within the source partition."""
-    if len(event.sequence) == 1 and event.sequence[0] == event.sequence[0].to_integral_value():
-        return int(event.sequence[0])
-    return event.position.offset
-
-
-def header_fixes(original: Mapping[str, Any], derived: Mapping[str, Any], skip: Iterable[str]) -> list[list]:
-    """Top-level keys where the message differs from the derivation: ``[key, literal]`` to set a value,
-    ``[key, None]`` where the original lacks the key."""
-    skip = set(skip)
-    fixes: list[list] = []
-    for key in dict.fromkeys([*original, *derived]):
-        if key in skip:
-            continue
-        if key not in original:
-            fixes.append([key, None])
-        elif key not in derived or jsontext.normalise(original[key]) != jsontext.normalise(derived[key]):
-            fixes.append([key, literal(original[key])])
-    return fixes
-
-
-def apply_header_fixes(msg: dict[str, Any], fixes: Iterable[Sequence[Any]]) -> dict[str, Any]:
-    for key, value in fixes:
-        if value is None:
-            msg.pop(key, None)
-        else:
-            msg[key] = unliteral(value)
-    return msg
-
-
-# --------------------------------------------------------------------------------------------------------------
-# Value text <-> canonical text
-
-
-_JAVA_BYTES = re.compile(r"\[\s*(-?\d+(?:\s*,\s*-?\d+)*)?\s*\]\Z")
-
-
-def java_bytes_to_base64(text: str) -> str:
-    """``Arrays.toString(byte[])`` text -> base64. Java bytes are signed; unsigned 128..255 is accepted too."""
-    m = _JAVA_BYTES.match(text)
-    if not m:
-        raise ValueError("expected a Java byte array such as [104, -1]")
-    values = [int(v) for v in m.group(1).split(",")] if m.group(1) else []
-    if any(v < -128 or v > 255 for v in values):
-        raise ValueError("byte value out of range -128..255")
-    return base64.b64encode(bytes(v & 0xFF for v in values)).decode()
-
-
-def base64_bytes(text: str) -> bytes:
-    try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError):
-        raise ValueError(f"not base64: {text[:40]!r}") from None
-
-
-def base64_to_java_bytes(text: str) -> str:
-    return "[" + ", ".join(str(b - 256 if b > 127 else b) for b in base64_bytes(text)) + "]"
-
 
 class Values:
     """How one DRS dialect writes a value, against the canonical text of ``event.py``. MySQL JSON: identity except
@@ -244,6 +135,7 @@ class DrsJsonCodec(Codec):
         self.description = dialect.description
         self.capabilities = Capabilities(
             typed_values=True, before_image="full", delete_image="full", ops=DRS_OPS, transactions=False,
+            packs_rows=True,
             notes=dialect.notes,
         )
 

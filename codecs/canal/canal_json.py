@@ -10,150 +10,25 @@ numbers bare. ``Column.number`` records which, per column, as decoded.
 Lossless re-encode: the encoder *derives* every message field from the canonical events; at decode time the
 message is compared with that derivation and only the metadata keys that differ (a null ``mysqlType``, a
 ``tableChanges`` block, ``id``, ``ts``...) are kept in ``event.vendor["fix"]`` and re-applied on encode. The
-helpers for that (``derive_fix``/``apply_fix``) are shared with the OMS JSON codecs.
+recipe runs in ``Codec.decode``/``Codec.encode`` (helpers in ``codecs/shared/json_fix.py``); Canal supplies its
+hooks and computes a row message's fixes while reading it (``_data_fixes``).
 """
 
 from __future__ import annotations
 
+import base64
 import re
 from dataclasses import replace
+from datetime import datetime, timedelta
 from decimal import Decimal
-from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence
+from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
-from . import jsontext
-from .base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
-from .event import Column, EncodeError, Event, Image, Op, Position
-from .jsontext import JsonNumber
-from .types import JDBC, JDBC_NAME, family
-
-# --------------------------------------------------------------------------------------------------------------
-# Helpers shared with the OMS JSON codecs (oms_default, oms_extend_column_type, oms_shareplex, oms_dataworks).
-
-_JSON_NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?\Z")
-
-
-def is_json_number(text: str) -> bool:
-    """True when ``text`` may be written as a bare JSON number (canonical text such as "NaN" may not)."""
-    return bool(_JSON_NUMBER.match(text))
-
-
-def is_text(value: Any) -> bool:
-    """A JSON string (``JsonNumber`` is a ``str`` subclass, so ``isinstance(v, str)`` is not enough)."""
-    return isinstance(value, str) and not isinstance(value, JsonNumber)
-
-
-def literal(value: Any) -> str:
-    """A JSON subtree as its exact JSON text (numbers verbatim), so ``event.vendor`` stays plain JSON."""
-    return jsontext.dumps(value).decode()
-
-
-def unliteral(text: str) -> Any:
-    return jsontext.loads(text)[0]
-
-
-def derive_fix(original: Mapping[str, Any], derived: Mapping[str, Any], paths: Iterable[tuple[str, ...]]
-               ) -> list[list[Any]]:
-    """The differences between the message as received and as the encoder would derive it, at the given key
-    paths: ``[[path...], literal]`` to set a value, ``[[path...], None]`` where the original lacks the key."""
-    fixes: list[list[Any]] = []
-    for path in paths:
-        have, orig = _lookup(original, path)
-        want, der = _lookup(derived, path)
-        if not have:
-            if want:
-                fixes.append([list(path), None])
-        elif not want or not same_json(orig, der):
-            fixes.append([list(path), literal(orig)])
-    return fixes
-
-
-def same_json(a: Any, b: Any) -> bool:
-    """``jsontext.normalise(a) == jsontext.normalise(b)`` without building the normalised copies (decode runs
-    this for every metadata key of every message): numbers equal only to numbers with the same literal."""
-    a_num, b_num = isinstance(a, JsonNumber), isinstance(b, JsonNumber)
-    if a_num or b_num:
-        return a_num and b_num and str.__eq__(a, b)
-    if isinstance(a, dict):
-        if not isinstance(b, dict) or len(a) != len(b):
-            return False
-        for key, value in a.items():
-            if key not in b or not same_json(value, b[key]):
-                return False
-        return True
-    if isinstance(a, list):
-        if not isinstance(b, list) or len(a) != len(b):
-            return False
-        return all(same_json(x, y) for x, y in zip(a, b))
-    if isinstance(b, (dict, list)):
-        return False
-    return a == b
-
-
-def fix_paths(original: Mapping[str, Any], derived: Mapping[str, Any], skip: set[str],
-              nested: Sequence[str] = ()) -> list[tuple[str, ...]]:
-    """Every top-level key of either side except ``skip``; keys of the ``nested`` objects one level down."""
-    paths: list[tuple[str, ...]] = []
-    for key in dict.fromkeys([*original, *derived]):
-        if key in skip:
-            continue
-        o, d = original.get(key), derived.get(key)
-        if key in nested and isinstance(o, dict) and isinstance(d, dict):
-            paths.extend((key, k) for k in dict.fromkeys([*o, *d]))
-        else:
-            paths.append((key,))
-    return paths
-
-
-def apply_fix(message: dict[str, Any], fixes: Iterable[Sequence[Any]]) -> dict[str, Any]:
-    for path, value in fixes:
-        target = message
-        for key in path[:-1]:
-            nxt = target.get(key)
-            if not isinstance(nxt, dict):
-                nxt = target[key] = {}
-            target = nxt
-        if value is None:
-            target.pop(path[-1], None)
-        else:
-            target[path[-1]] = unliteral(value)
-    return message
-
-
-def _lookup(obj: Any, path: Sequence[str]) -> tuple[bool, Any]:
-    for key in path:
-        if not isinstance(obj, dict) or key not in obj:
-            return False, None
-        obj = obj[key]
-    return True, obj
-
-
-def scalar_text(value: Any) -> tuple[Optional[str], bool]:
-    """A JSON scalar as canonical text and whether it was a bare number; None for anything else (raise)."""
-    if value is None:
-        return None, False
-    if isinstance(value, JsonNumber):
-        return str(value), True
-    if isinstance(value, str):
-        return value, False
-    raise TypeError(type(value).__name__)
-
-
-def render(text: Optional[str], bare: bool) -> Any:
-    """Canonical text back to JSON: bare number when asked for and possible, else a string."""
-    if text is None:
-        return None
-    return JsonNumber(text) if bare and is_json_number(text) else text
-
-
-_INT = re.compile(r"-?\d+\Z")
-
-
-def int_field(value: Any) -> Optional[int]:
-    """An integer metadata field written as a bare number or a string of digits."""
-    if isinstance(value, str) and _INT.match(value):
-        return int(value)
-    return None
-
+from ..base import Capabilities, Codec
+from ..event import Column, EncodeError, Event, Image, Op, Position
+from ..jsontext import JsonNumber
+from ..shared.json_fix import fix_paths, literal
+from ..shared.value_text import int_field, is_text, render, scalar_text
+from ..types import FAMILY_JDBC, JDBC, family, jdbc_type_name
 
 # --------------------------------------------------------------------------------------------------------------
 
@@ -226,6 +101,8 @@ class _Declared(NamedTuple):
     names: frozenset[str]
     mysql_named: bool  # every mysqlType value is a non-empty name
     sql_canonical: bool  # every sqlType value is a bare integer in str(int) spelling
+    byte_columns: tuple[tuple[str, int], ...] = ()  # binary/blob (width 0) and bit(n) (width in bytes) columns
+    stamp_columns: tuple[str, ...] = ()  # TIMESTAMP columns (Alibaba Canal writes them as wall-clock text)
 
 
 _DERIVED_SET = frozenset(_DERIVED_KEYS)
@@ -240,6 +117,8 @@ class CanalJsonCodec(Codec):
         before_image="changed",
         delete_image="full",
         ops=frozenset({Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL, Op.TRUNCATE}),
+        losses=(("timestamp", "wall-clock"),),
+        packs_rows=True,
         notes="UPDATE carries old values of changed columns only (unchanged columns equal the new values); "
               "no snapshot marker (full-sync rows are INSERT), no heartbeat or transaction markers; "
               "id is a batch id, ordering is es (ms).",
@@ -247,24 +126,23 @@ class CanalJsonCodec(Codec):
 
     # ---------------------------------------------------------------------------------------------- decode
 
-    def decode(self, raw: bytes, position: Position) -> list[Event]:
-        msg = self.json_object(raw, position)
-        events = self._events(msg, position)
+    # ``Codec.decode`` runs the recipe; Canal's differences: row messages get their fixes key by key while they
+    # are read (``_data_fixes``, no message built), and the row lists are the events themselves, never compared.
+
+    def fixes(self, msg: dict, events: list[Event]) -> list[list[Any]]:
         if events[0].op.is_data:
-            return events  # _row_events already attached the fixes (see _data_fixes)
-        fixes = self.generic_fixes(msg, events)
-        if fixes:
-            events = [e.with_(vendor={**e.vendor, "fix": fixes}) for e in events]
-        return events
+            return []  # _row_events already attached the fixes (see _data_fixes)
+        return super().fixes(msg, events)
 
     def generic_fixes(self, msg: dict, events: list[Event]) -> list[list[Any]]:
-        """The lossless-re-encode fixes by definition: build the message the encoder would write and diff it.
-        ``_data_fixes`` computes the same list for row messages without building anything (tests compare)."""
-        derived = self._build(events)
-        skip = {"data", "old"} if events[0].op.is_data else set()
-        return derive_fix(msg, derived, fix_paths(msg, derived, skip))
+        """The lossless-re-encode fixes by definition (the base recipe, also for row messages), which
+        ``_data_fixes`` must equal for row messages (tests compare)."""
+        return super().fixes(msg, events)
 
-    def _events(self, msg: dict, position: Position) -> list[Event]:
+    def fix_paths(self, msg: dict, derived: dict, events: list[Event]) -> list[tuple[str, ...]]:
+        return fix_paths(msg, derived, {"data", "old"} if events[0].op.is_data else set())
+
+    def events(self, msg: dict, position: Position) -> list[Event]:
         kind = msg.get("type")
         if not is_text(kind):
             raise self.error("type", position, f"expected a string, got {kind!r}")
@@ -322,6 +200,20 @@ class CanalJsonCodec(Codec):
             rows.append((row, cells, old))
         declared = self._columns(msg, data, position, numbers)
         columns, known = declared.columns, declared.names
+        # Alibaba Canal (every message has the batch ``id``) writes binary/blob/bit values as ISO-8859-1 text,
+        # one character per byte; OMS's Canal dialect (no ``id``) writes binary as base64 already.
+        alibaba = "id" in msg  # OMS's Canal dialect has no batch id; it writes base64 and epoch seconds
+        latin = declared.byte_columns if alibaba else ()
+        stamps = declared.stamp_columns if alibaba else ()
+        srids: list[dict[str, int]] = [{} for _ in rows]
+        if latin or stamps:
+            for i, (row, cells, old) in enumerate(rows):
+                where = replace(position, index=i)
+                srids[i] = _bytes_in(cells, latin, self, f"data[{i}]", where)
+                _stamps_in(cells, stamps)
+                if old is not None:
+                    srids[i].update(_bytes_in(old, latin, self, f"old[{i}]", where))
+                    _stamps_in(old, stamps)
         fixes = _data_fixes(msg, common["event_time_ms"], declared)
         kind = msg["type"]
         pk = common["primary_key"]
@@ -336,6 +228,8 @@ class CanalJsonCodec(Codec):
                 # Canal semantics: a column missing from `old` did not change, so its old value is the new one.
                 before, after = {**cells, **old}, cells
             vendor: dict[str, Any] = {"type": kind}
+            if srids[i]:
+                vendor["srid"] = srids[i]
             if old is not None:
                 vendor["old_keys"] = list(old)
             warnings = pk_warnings + [f"old names column {k!r} that data does not have" for k in old or {}
@@ -405,7 +299,8 @@ class CanalJsonCodec(Codec):
             # A column is "bare" when the producer wrote its values as JSON numbers (OMS dialect).
             columns.append(Column(name, type_name, jdbc_type, name in numbers))
         result = _Declared(tuple(columns), frozenset(names), all(mysql_types.values()),
-                           all(_canonical_int(v) for v in sql_types.values()))
+                           all(_canonical_int(v) for v in sql_types.values()), byte_columns(columns),
+                           tuple(c.name for c in columns if family(c.type_name, c.jdbc_type) == "timestamp"))
         if key is not None:
             if len(_COLUMNS_CACHE) >= _COLUMNS_CACHE_SIZE:
                 _COLUMNS_CACHE.clear()
@@ -425,33 +320,17 @@ class CanalJsonCodec(Codec):
 
     # ---------------------------------------------------------------------------------------------- encode
 
-    def encode(self, events: Sequence[Event]) -> list[EncodedMessage]:
-        out = []
-        for group in self._packable(events):
-            msg = self._build(group)
-            first = group[0]
-            if first.format == FORMAT and first.vendor.get("fix"):
-                apply_fix(msg, first.vendor["fix"])
-            op = msg.get("type") if isinstance(msg.get("type"), str) else first.op.value
-            out.append(EncodedMessage(jsontext.dumps(msg), message_key(first), first.qualified_table, op,
-                                      events=len(group)))
-        return out
+    # ``Codec.encode`` runs the recipe (packs_rows: rows of one source message go back into one message).
 
-    def _packable(self, events: Sequence[Event]) -> list[list[Event]]:
-        """Rows of one source message go back into one message when they share table and op."""
-        groups: list[list[Event]] = []
-        for run in group_by_message(events):
-            start = len(groups)
-            for e in run:
-                if e.op not in self.capabilities.ops and e.op is not Op.SNAPSHOT:
-                    raise EncodeError(FORMAT, "type", f"Canal JSON cannot carry a {e.op.value} event")
-                last = groups[-1][-1] if len(groups) > start else None
-                if (last is not None and e.op.is_data and last.op is e.op
-                        and last.qualified_table == e.qualified_table):
-                    groups[-1].append(e)
-                else:
-                    groups.append([e])
-        return groups
+    def check_encodable(self, event: Event) -> None:
+        if event.op not in self.capabilities.ops and event.op is not Op.SNAPSHOT:
+            raise EncodeError(FORMAT, "type", f"Canal JSON cannot carry a {event.op.value} event")
+
+    def build(self, events: list[Event]) -> dict:
+        return self._build(events)
+
+    def message_op(self, msg: dict, first: Event) -> str:
+        return msg.get("type") if isinstance(msg.get("type"), str) else first.op.value
 
     def _build(self, group: Sequence[Event]) -> dict[str, Any]:
         first = group[0]
@@ -474,15 +353,143 @@ class CanalJsonCodec(Codec):
             return msg
         flags = {c.name: (c.number if own else False) for c in columns}
         kind = "INSERT" if first.op is Op.SNAPSHOT else first.op.value
+        alibaba = not (own and [["id"], None] in first.vendor.get("fix", ()))  # own OMS dialect: as received
+        latin = byte_columns(columns) if alibaba else ()
         data, old = [], []
         for e in group:
             render_fix = {tuple(x) for x in e.vendor.get("render", ())} if own else set()
             row = e.before if e.op is Op.DELETE else e.after
-            data.append(_render_image(row or {}, flags, "data", render_fix))
+            srids = e.vendor.get("srid", {}) if own else {}
+            data.append(_render_image(_canal_cells(row or {}, latin, srids, columns, alibaba), flags, "data",
+                                      render_fix))
             if e.op is Op.UPDATE:
-                old.append(_render_image(_old_cells(e, own), flags, "old", render_fix))
+                old.append(_render_image(_canal_cells(_old_cells(e, own), latin, srids, columns, alibaba), flags,
+                                         "old", render_fix))
         msg.update(type=kind, isDdl=False, sql="", data=data, old=old if kind == "UPDATE" else None)
         return msg
+
+
+_GEOMETRY = re.compile(r"\s*(geometry|point|linestring|polygon|multipoint|multilinestring|multipolygon|"
+                       r"geometrycollection)\b", re.I)
+
+
+def byte_columns(columns: Sequence[Column]) -> tuple[tuple[str, int], ...]:
+    """Columns whose Canal value is ISO-8859-1 text of raw bytes: binary/varbinary/*blob (width 0: as many bytes
+    as characters), bit(n) (width ceil(n/8) bytes, big-endian, as the binlog stores it) and geometry (width -1:
+    MySQL's internal value, a 4-byte little-endian SRID then the WKB)."""
+    out = []
+    for c in columns:
+        fam = family(c.type_name, c.jdbc_type)
+        if _GEOMETRY.match(c.type_name or ""):
+            out.append((c.name, -1))
+        elif fam == "binary":
+            out.append((c.name, 0))
+        elif fam == "bit":
+            m = re.search(r"\(\s*(\d+)\s*\)", c.type_name or "")
+            out.append((c.name, (int(m.group(1)) + 7) // 8 if m else 1))
+    return tuple(out)
+
+
+def _bytes_in(cells: Image, byte_cols: Sequence[tuple[str, int]], codec: Codec, field: str,
+              position: Position) -> dict[str, int]:
+    """ISO-8859-1 text -> canonical text in place: base64 of the bytes (binary), the unsigned integer (bit), the
+    WKB (geometry). Returns the non-zero geometry SRIDs."""
+    srids: dict[str, int] = {}
+    for name, width in byte_cols:
+        text = cells.get(name)
+        if text is None:
+            continue
+        try:
+            data = text.encode("latin-1")
+        except UnicodeEncodeError as exc:
+            raise codec.error(f"{field}.{name}", position,
+                              f"binary column value is not ISO-8859-1 text (one character per byte): "
+                              f"character {text[exc.start]!r} at {exc.start}") from None
+        if width < 0:  # geometry: canonical is the WKB; a non-zero SRID is kept for re-encoding
+            if len(data) < 9 or data[4] not in (0, 1):  # not SRID + WKB (byte order mark 0/1): text (WKT)
+                continue
+            srid = int.from_bytes(data[:4], "little")
+            if srid:
+                srids[name] = srid
+            data = data[4:]
+        cells[name] = str(int.from_bytes(data, "big")) if width > 0 else base64.b64encode(data).decode()
+    return srids
+
+
+def _bytes_out(image: Image, byte_cols: Sequence[tuple[str, int]], srids: Mapping[str, int]) -> Image:
+    """Canonical text -> Canal's ISO-8859-1 text of the bytes (the inverse of ``_bytes_in``)."""
+    if not byte_cols or not image:
+        return image
+    out = dict(image)
+    for name, width in byte_cols:
+        text = out.get(name)
+        if text is None:
+            continue
+        try:
+            if width > 0:
+                n = int(text)
+                data = n.to_bytes(max(width, (n.bit_length() + 7) // 8), "big")
+            elif width < 0 and not _BASE64.match(text):
+                continue  # geometry as text (WKT) stays text
+            else:
+                data = base64.b64decode(text, validate=True)
+                if width < 0:
+                    data = int(srids.get(name, 0)).to_bytes(4, "little") + data
+        except (ValueError, OverflowError) as exc:
+            raise EncodeError(FORMAT, name, f"{text!r} is not {'a bit value' if width else 'base64'}: {exc}") from None
+        out[name] = data.decode("latin-1")
+    return out
+
+
+_BASE64 = re.compile(r"([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z")
+_EPOCH_TEXT = re.compile(r"-?\d+(\.\d{1,9})?\Z")
+
+
+def _canal_cells(image: Image, latin: Sequence[tuple[str, int]], srids: Mapping[str, int],
+                 columns: Sequence[Column], alibaba: bool) -> Image:
+    """Canonical text -> the text Alibaba Canal writes: raw bytes as ISO-8859-1, TIMESTAMP instants as wall-clock
+    text (Canal uses the MySQL server's zone; the canonical instant is written in UTC, see ``_stamps_in``)."""
+    out = _bytes_out(image, latin, srids)
+    if not alibaba or not out:
+        return out
+    for c in columns:
+        text = out.get(c.name)
+        if text is not None and family(c.type_name, c.jdbc_type) == "timestamp" and _EPOCH_TEXT.match(text):
+            out = dict(out) if out is image else out
+            out[c.name] = _wall_clock_utc(text)
+    return out
+
+
+_WALL_CLOCK = re.compile(r"(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\Z")
+
+
+def _stamps_in(cells: Image, stamps: Sequence[str]) -> None:
+    """Alibaba Canal writes a TIMESTAMP as wall-clock text in the MySQL server's zone, without the zone. It is
+    read as UTC (the declared loss ``timestamp: wall-clock``): exact for a UTC server, shifted by the server's
+    offset otherwise. Text that is not a valid wall-clock time (MySQL's zero date) stays as written."""
+    for name in stamps:
+        text = cells.get(name)
+        m = _WALL_CLOCK.match(text) if text is not None else None
+        if m is None:
+            continue
+        y, mo, d, h, mi, sec = (int(g) for g in m.groups()[:6])
+        try:
+            seconds = (datetime(y, mo, d) - datetime(1970, 1, 1)).days * 86400 + h * 3600 + mi * 60 + sec
+        except ValueError:
+            continue
+        frac = m.group(7)
+        # Decimal keeps the written fraction digits ("1.000000"), so re-encoding gives the same text
+        cells[name] = format(Decimal(seconds) + Decimal(f"0.{frac}"), "f") if frac else str(seconds)
+
+
+def _wall_clock_utc(epoch_text: str) -> str:
+    whole, _, frac = epoch_text.partition(".")
+    seconds = int(whole)
+    if epoch_text.startswith("-") and frac:  # -1.25 is 1.25 s before the epoch: floor, complement the fraction
+        seconds -= 1
+        frac = str(10 ** len(frac) - int(frac)).rjust(len(frac), "0")
+    stamp = datetime(1970, 1, 1) + timedelta(seconds=seconds)
+    return f"{stamp.year:04d}-{stamp:%m-%d %H:%M:%S}" + (f".{frac}" if frac else "")
 
 
 def _merge_columns(group: Sequence[Event]) -> list[Column]:
@@ -514,17 +521,11 @@ def _render_image(image: Image, flags: Mapping[str, bool], part: str, render_fix
 def _jdbc(c: Column) -> int:
     if c.jdbc_type is not None:
         return c.jdbc_type
-    fam = family(c.type_name)
-    return {"int": JDBC["BIGINT"], "decimal": JDBC["DECIMAL"], "float": JDBC["DOUBLE"], "bit": JDBC["BIT"],
-            "bool": JDBC["BOOLEAN"], "binary": JDBC["BLOB"], "date": JDBC["DATE"], "time": JDBC["TIME"],
-            "datetime": JDBC["TIMESTAMP"], "timestamp": JDBC["TIMESTAMP"],
-            "zoned": JDBC["TIMESTAMP_WITH_TIMEZONE"]}.get(fam, JDBC["VARCHAR"])
+    return FAMILY_JDBC.get(family(c.type_name), JDBC["VARCHAR"])
 
 
 def _type_name(c: Column) -> str:
-    if c.jdbc_type is not None and c.jdbc_type in JDBC_NAME:
-        return JDBC_NAME[c.jdbc_type].lower()
-    return "varchar"
+    return jdbc_type_name(c.jdbc_type)
 
 
 def _ddl_type(e: Event) -> str:

@@ -24,15 +24,14 @@ from the derived message in ``vendor["fix"]``.
 from __future__ import annotations
 
 from decimal import Decimal
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
-from . import jsontext
-from .base import Capabilities, Codec, EncodedMessage, message_key
-from .canal_json import apply_fix, derive_fix, int_field, is_text, render, scalar_text
-from .event import Column, EncodeError, Event, Image, Op, Position
-from .jsontext import JsonNumber
-from .oms_default import _bare
-from .types import JDBC_NAME
+from ..base import Capabilities
+from ..shared.value_text import int_field, is_text, render
+from ..event import Column, EncodeError, Event, Image, Op, Position
+from ..jsontext import JsonNumber
+from .oms_json import OmsJsonCodec
+from ..types import JDBC_NAME
 
 CONTROL = {"HEARTBEAT": Op.HEARTBEAT, "TRANSACTION_BEGIN": Op.BEGIN, "TRANSACTION_END": Op.COMMIT,
            # MySQL XA / GTID markers have no canonical op of their own: GTID opens a transaction, XA COMMIT and
@@ -46,9 +45,8 @@ OUT_OP = {Op.INSERT: "INSERT", Op.SNAPSHOT: "INSERT", Op.UPDATE: "UPDATE", Op.DE
 NO_SCN = "null"
 
 
-class OmsDataWorksCodec(Codec):
+class OmsDataWorksCodec(OmsJsonCodec):
     name = "oms-dataworks"
-    vendor = "OceanBase OMS"
     description = "OMS DataWorks 2.0 JSON: schema.source/column/pk, payload.before/after.data, op, timestamp, scn"
     capabilities = Capabilities(
         typed_values=True,
@@ -61,15 +59,11 @@ class OmsDataWorksCodec(Codec):
 
     # ---------------------------------------------------------------------------------------------- decode
 
-    def decode(self, raw: bytes, position: Position) -> list[Event]:
-        msg = self.json_object(raw, position)
-        event = self._event(msg, position)
-        derived = self._build(event)
-        skip = {("payload", "before"), ("payload", "after")} if event.op.is_data else set()
-        fixes = derive_fix(msg, derived, leaf_paths(msg, derived, skip))
-        if fixes:
-            event = event.with_(vendor={**event.vendor, "fix": fixes})
-        return [event]
+    # ``Codec.decode`` runs the recipe; OMS DataWorks compares leaf paths (its images are the event itself).
+
+    def fix_paths(self, msg: dict, derived: dict, events: list[Event]) -> list[tuple[str, ...]]:
+        skip = {("payload", "before"), ("payload", "after")} if events[0].op.is_data else set()
+        return leaf_paths(msg, derived, skip)
 
     def _event(self, msg: dict, position: Position) -> Event:
         payload = msg.get("payload")
@@ -149,17 +143,7 @@ class OmsDataWorksCodec(Codec):
         data = value.get("data") if isinstance(value, dict) else None
         if not isinstance(data, dict):
             raise self.error(f"{field}.data", position, "expected {\"data\": {column: value}}")
-        image: Image = {}
-        bare: dict[str, bool] = {}
-        for col, cell in data.items():
-            try:
-                image[col], is_number = scalar_text(cell)
-            except TypeError as exc:
-                raise self.error(f"{field}.data.{col}", position,
-                                 f"a column value must be a string, number or null, got {exc}") from None
-            if cell is not None:
-                bare[col] = is_number
-        return image, bare
+        return self.cells(data, f"{field}.data", position)
 
     def _check(self, op: Op, before: Optional[Image], after: Optional[Image], position: Position) -> None:
         if op in (Op.INSERT, Op.UPDATE) and after is None:
@@ -198,16 +182,14 @@ class OmsDataWorksCodec(Codec):
 
     # ---------------------------------------------------------------------------------------------- encode
 
-    def encode(self, events: Sequence[Event]) -> list[EncodedMessage]:
-        out = []
-        for e in events:
-            if e.op not in OUT_OP and e.op is not Op.DDL:
-                raise EncodeError(self.name, "payload.op", f"cannot carry a {e.op.value} event")
-            msg = self._build(e)
-            if e.format == self.name and e.vendor.get("fix"):
-                apply_fix(msg, e.vendor["fix"])
-            out.append(EncodedMessage(jsontext.dumps(msg), message_key(e), e.qualified_table, msg_op(msg, e)))
-        return out
+    # ``Codec.encode`` runs the recipe, one message per event.
+
+    def check_encodable(self, event: Event) -> None:
+        if event.op not in OUT_OP and event.op is not Op.DDL:
+            raise EncodeError(self.name, "payload.op", f"cannot carry a {event.op.value} event")
+
+    def message_op(self, msg: dict, first: Event) -> str:
+        return msg_op(msg, first)
 
     def _build(self, e: Event) -> dict[str, Any]:
         own = e.format == self.name
@@ -232,7 +214,7 @@ class OmsDataWorksCodec(Codec):
         render_fix = {tuple(x) for x in e.vendor.get("render", ())} if own else set()
         for part, image in (("before", e.before), ("after", e.after)):
             if image is not None:
-                payload[part] = {"data": {c: render(v, _bare(e, c, own) != ((part, c) in render_fix))
+                payload[part] = {"data": {c: render(v, self.bare(e, c, own) != ((part, c) in render_fix))
                                           for c, v in image.items()}}
         payload["scn"] = str(int(seq[0])) if single else NO_SCN
         source = {"dbType": None, "dbVersion": None, "dbName": e.database, "schema": e.schema, "table": e.table}

@@ -12,7 +12,7 @@ Metadata decisions:
   ``record_primary_key`` (``\\u0001``-separated) -> ``primary_key``.
 - Everything else (``checkpoint``, ``source_identity``, ``dbType``, unknown keys, a ``record_primary_value``
   that cannot be derived from the image) is kept as the difference between the message and what the encoder
-  derives from the canonical fields (``vendor["fix"]``, see ``canal_json.derive_fix``).
+  derives from the canonical fields (``vendor["fix"]``, see ``shared.json_fix``).
 
 ``oms_extend_column_type`` subclasses this codec and overrides the two image hooks.
 """
@@ -20,14 +20,14 @@ Metadata decisions:
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
-from . import jsontext
-from .base import Capabilities, Codec, EncodedMessage, ddl_op, message_key
-from .canal_json import apply_fix, derive_fix, fix_paths, int_field, is_text, render, scalar_text
-from .event import Column, EncodeError, Event, Image, Op, Position
-from .jsontext import JsonNumber
-from .types import NUMERIC_FAMILIES, family
+from ..base import TYPED_FAMILIES, Capabilities, ddl_op, untyped
+from ..shared.json_fix import derive_fix, fix_paths
+from ..shared.value_text import int_field, is_text, render, scalar_text
+from ..event import Column, EncodeError, Event, Image, Op, Position
+from ..jsontext import JsonNumber
+from .oms_json import SEPARATOR, OmsJsonCodec
 
 RECORD_TYPES = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, "ROW": Op.SNAPSHOT,
                 "HEARTBEAT": Op.HEARTBEAT, "DDL": Op.DDL}
@@ -37,7 +37,6 @@ OP_RECORD_TYPE = {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE",
 OCEANBASE_DB_TYPES = {"OB_MYSQL", "OB_ORACLE", "OCEANBASE", "OB_IN_ORACLE_MODE"}
 IMAGES = ("prevStruct", "postStruct")
 META = "allMetaData"
-SEPARATOR = "\u0001"
 
 
 class ImageParts:
@@ -50,11 +49,11 @@ class ImageParts:
         self.extra: dict[str, Any] = {}  # non-column keys as received (``__light_type``)
 
 
-class OmsDefaultCodec(Codec):
+class OmsDefaultCodec(OmsJsonCodec):
     name = "oms-default"
-    vendor = "OceanBase OMS"
     description = "OMS Default JSON: prevStruct/postStruct/allMetaData/recordType (ROW = full sync, HEARTBEAT, DDL)"
     capabilities = Capabilities(
+        losses=untyped(*TYPED_FAMILIES),  # no column types: every value is exact text
         typed_values=False,
         before_image="full",
         delete_image="full",
@@ -65,22 +64,23 @@ class OmsDefaultCodec(Codec):
 
     # ---------------------------------------------------------------------------------------------- decode
 
-    def decode(self, raw: bytes, position: Position) -> list[Event]:
-        msg = self.json_object(raw, position)
-        event = self._event(msg, position)
-        fixes = self.generic_fixes(msg, event, images=not event.op.is_data)
-        if fixes:
-            event = event.with_(vendor={**event.vendor, "fix": fixes})
-        return [event]
+    # ``Codec.decode`` runs the recipe; OMS compares ``META`` key by key and, for a data record, not its images.
+
+    def derive(self, events: list[Event]) -> dict:
+        # A data record's images are not compared (they are the event), so they are not rendered: the derived
+        # message then has the same keys in the same order, with placeholder images (tests check both agree).
+        return self._build_meta(events[0]) if events[0].op.is_data else self._build(events[0])
+
+    def fix_paths(self, msg: dict, derived: dict, events: list[Event]) -> list[tuple[str, ...]]:
+        return fix_paths(msg, derived, set(IMAGES) if events[0].op.is_data else set(), nested=(META,))
 
     def generic_fixes(self, msg: dict, event: Event, images: bool = True) -> list[list[Any]]:
-        """Differences between the message and what the encoder derives from ``event``. A data record's images
-        are not compared (they are the event), so ``images=False`` skips rendering them: the derived message
-        then has the same keys in the same order, with placeholder images (``test_oms_fast`` checks both agree).
-        """
-        derived = self._build(event) if images else self._build_meta(event)
-        skip = set(IMAGES) if event.op.is_data else set()
-        return derive_fix(msg, derived, fix_paths(msg, derived, skip, nested=(META,)))
+        """The fixes of the recipe; ``images=True`` derives the full message, images rendered, which must give
+        the same fixes as the placeholder images the recipe uses (``test_canal_oms_fast_paths`` compares)."""
+        if not images:
+            return self.fixes(msg, [event])
+        derived = self._build(event)
+        return derive_fix(msg, derived, self.fix_paths(msg, derived, [event]))
 
     def _event(self, msg: dict, position: Position) -> Event:
         kind = msg.get("recordType")
@@ -138,7 +138,7 @@ class OmsDefaultCodec(Codec):
             return value
 
         vendor: dict[str, Any] = {}
-        db, db_type = text("db"), meta.get("dbType")
+        db, db_type = text("db"), text("dbType")  # a non-string dbType is malformed, not a crash
         database = db
         if db is not None and db_type in OCEANBASE_DB_TYPES and "." in db:
             vendor["tenant"], database = db.split(".", 1)
@@ -205,17 +205,14 @@ class OmsDefaultCodec(Codec):
 
     # ---------------------------------------------------------------------------------------------- encode
 
-    def encode(self, events: Sequence[Event]) -> list[EncodedMessage]:
-        out = []
-        for e in events:
-            if e.op not in self.capabilities.ops:
-                raise EncodeError(self.name, "recordType", f"{self.name} cannot carry a {e.op.value} event")
-            msg = self._build(e)
-            if e.format == self.name and e.vendor.get("fix"):
-                apply_fix(msg, e.vendor["fix"])
-            out.append(EncodedMessage(jsontext.dumps(msg), message_key(e), e.qualified_table,
-                                      OP_RECORD_TYPE[e.op]))
-        return out
+    # ``Codec.encode`` runs the recipe, one message per event.
+
+    def check_encodable(self, event: Event) -> None:
+        if event.op not in self.capabilities.ops:
+            raise EncodeError(self.name, "recordType", f"{self.name} cannot carry a {event.op.value} event")
+
+    def message_op(self, msg: dict, first: Event) -> str:
+        return OP_RECORD_TYPE[first.op]
 
     def _build_meta(self, e: Event) -> dict[str, Any]:
         """``_build`` of a data event without rendering its images (same keys, same order)."""
@@ -238,9 +235,9 @@ class OmsDefaultCodec(Codec):
 
     def _values(self, e: Event, key: str, image: Image, render_fix: set) -> dict[str, Any]:
         own = e.format == self.name
-        flags: dict[str, bool] = {}  # _bare per column (first declaration wins, as Event.column), without the
+        flags: dict[str, bool] = {}  # bare per column (first declaration wins, as Event.column), without the
         for c in e.columns:  # linear lookup per value
-            flags.setdefault(c.name, _column_bare(c, own))
+            flags.setdefault(c.name, self.column_bare(c, own))
         out = {}
         for col, text in image.items():
             bare = flags.get(col, False) != ((key, col) in render_fix)
@@ -297,22 +294,6 @@ def _column(name: str, type_name: Optional[str], bare: bool) -> Column:
             _COLUMN_CACHE.clear()
         column = _COLUMN_CACHE[key] = Column(name, type_name, None, bare)
     return column
-
-
-def _bare(e: Event, col: str, own: bool) -> bool:
-    """Write the value as a bare JSON number? As decoded for our own events; by type family for foreign ones
-    (OMS writes Long / BigDecimal / Double values as numbers)."""
-    c = e.column(col)
-    return False if c is None else _column_bare(c, own)
-
-
-def _column_bare(c: Column, own: bool) -> bool:
-    if own or c.number:
-        return c.number
-    return family(c.type_name, c.jdbc_type) in _BARE_FAMILIES
-
-
-_BARE_FAMILIES = NUMERIC_FAMILIES | {"bool"}
 
 
 def _primary_value(e: Event) -> str:

@@ -15,25 +15,25 @@ from __future__ import annotations
 
 from datetime import datetime, timezone
 from decimal import Decimal
-from typing import Any, Optional, Sequence
+from typing import Any, Optional
 
-from . import jsontext
-from .base import Capabilities, Codec, EncodedMessage, message_key
-from .canal_json import apply_fix, derive_fix, fix_paths, int_field, is_text, render, scalar_text
-from .event import Column, EncodeError, Event, Image, Op, Position
-from .jsontext import JsonNumber
-from .oms_default import SEPARATOR, _bare
+from ..base import TYPED_FAMILIES, Capabilities, untyped
+from ..shared.json_fix import fix_paths
+from ..shared.value_text import int_field, is_text, render
+from ..event import Column, EncodeError, Event, Image, Op, Position
+from ..jsontext import JsonNumber
+from .oms_json import SEPARATOR, OmsJsonCodec
 
 OPS = {"ins": Op.INSERT, "upd": Op.UPDATE, "del": Op.DELETE}
 OP_CODES = {Op.INSERT: "ins", Op.SNAPSHOT: "ins", Op.UPDATE: "upd", Op.DELETE: "del"}
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
-class OmsSharePlexCodec(Codec):
+class OmsSharePlexCodec(OmsJsonCodec):
     name = "oms-shareplex"
-    vendor = "OceanBase OMS"
     description = "OMS SharePlex JSON: data/meta/key, ops ins/upd/del, UPDATE carries changed columns only"
     capabilities = Capabilities(
+        losses=untyped(*TYPED_FAMILIES),  # no column types: every value is exact text
         primary_key=False,
         typed_values=False,
         before_image="full",
@@ -47,14 +47,10 @@ class OmsSharePlexCodec(Codec):
 
     # ---------------------------------------------------------------------------------------------- decode
 
-    def decode(self, raw: bytes, position: Position) -> list[Event]:
-        msg = self.json_object(raw, position)
-        event = self._event(msg, position)
-        derived = self._build(event)
-        fixes = derive_fix(msg, derived, fix_paths(msg, derived, {"data", "key"}, nested=("meta",)))
-        if fixes:
-            event = event.with_(vendor={**event.vendor, "fix": fixes})
-        return [event]
+    # ``Codec.decode`` runs the recipe; SharePlex compares ``meta`` key by key and never its row images.
+
+    def fix_paths(self, msg: dict, derived: dict, events: list[Event]) -> list[tuple[str, ...]]:
+        return fix_paths(msg, derived, {"data", "key"}, nested=("meta",))
 
     def _event(self, msg: dict, position: Position) -> Event:
         meta = msg.get("meta")
@@ -93,17 +89,7 @@ class OmsSharePlexCodec(Codec):
     def _image(self, value: Any, field: str, position: Position) -> tuple[Image, dict[str, bool]]:
         if not isinstance(value, dict):
             raise self.error(field, position, "expected an object of column values")
-        image: Image = {}
-        bare: dict[str, bool] = {}
-        for col, cell in value.items():
-            try:
-                image[col], is_number = scalar_text(cell)
-            except TypeError as exc:
-                raise self.error(f"{field}.{col}", position,
-                                 f"a column value must be a string, number or null, got {exc}") from None
-            if cell is not None:
-                bare[col] = is_number
-        return image, bare
+        return self.cells(value, field, position)
 
     def _table(self, value: Any, position: Position) -> tuple[Optional[str], str]:
         if not is_text(value) or not value:
@@ -142,23 +128,21 @@ class OmsSharePlexCodec(Codec):
 
     # ---------------------------------------------------------------------------------------------- encode
 
-    def encode(self, events: Sequence[Event]) -> list[EncodedMessage]:
-        out = []
-        for e in events:
-            if e.op not in OP_CODES:
-                raise EncodeError(self.name, "meta.op", f"SharePlex JSON cannot carry a {e.op.value} event")
-            msg = self._build(e)
-            if e.format == self.name and e.vendor.get("fix"):
-                apply_fix(msg, e.vendor["fix"])
-            out.append(EncodedMessage(jsontext.dumps(msg), message_key(e), e.qualified_table, OP_CODES[e.op]))
-        return out
+    # ``Codec.encode`` runs the recipe, one message per event.
+
+    def check_encodable(self, event: Event) -> None:
+        if event.op not in OP_CODES:
+            raise EncodeError(self.name, "meta.op", f"SharePlex JSON cannot carry a {event.op.value} event")
+
+    def message_op(self, msg: dict, first: Event) -> str:
+        return OP_CODES[first.op]
 
     def _build(self, e: Event) -> dict[str, Any]:
         own = e.format == self.name
         render_fix = {tuple(x) for x in e.vendor.get("render", ())} if own else set()
 
         def out(image: Image, part: str) -> dict[str, Any]:
-            return {c: render(v, _bare(e, c, own) != ((part, c) in render_fix)) for c, v in image.items()}
+            return {c: render(v, self.bare(e, c, own) != ((part, c) in render_fix)) for c, v in image.items()}
 
         msg: dict[str, Any] = {"meta": self._meta(e, own)}
         if e.op is Op.UPDATE:

@@ -33,13 +33,14 @@ from typing import Any, Mapping, Optional, Sequence
 import fastavro
 import fastavro.schema
 
-from .base import Capabilities, Codec, EncodedMessage, ddl_op, message_key
-from .event import Column, EncodeError, Event, Image, Op, Position
-from .oms_avro import (DATE_RE, DATETIME_RE, INT64, SCHEMA_DIR, TIME_RE, _decimal_shape, _INT, avro_dumps,
-                       avro_loads, b64, comparable, date_text, double_text, epoch_text, fits, from_jsonable,
-                       parse_date, parse_datetime, parse_epoch, parse_float, parse_int, parse_time, short_name,
-                       split_zoned, time_text, to_jsonable, unb64)
-from .types import decimal_precision_scale, family
+from ..base import Capabilities, Codec, EncodedMessage, ddl_op, message_key, untyped
+from ..event import Column, EncodeError, Event, Image, Op, Position
+from ..shared.avro import SCHEMA_DIR, avro_dumps, avro_loads, comparable, from_jsonable, short_name, to_jsonable
+from ..shared.time_text import (DATE_RE, DATETIME_RE, TIME_RE, date_text, epoch_text, parse_date, parse_datetime,
+                               parse_epoch, parse_time, split_zoned, time_text)
+from ..shared.value_text import (INT64, INT_RE, b64, decimal_shape, double_text, fits, parse_float, parse_int,
+                                unb64)
+from ..types import decimal_precision_scale, family
 
 NS = "com.alibaba.dts.formats.avro"
 _LOADED = fastavro.schema.load_schema(str(SCHEMA_DIR / f"{NS}.Record.avsc"))
@@ -137,7 +138,7 @@ def value_text(value: Any) -> tuple[Optional[str], bool]:
     if kind == "EmptyObject":
         return None, rec != "NONE"
     if kind == "Integer":
-        if not _INT.match(rec["value"]):
+        if not INT_RE.match(rec["value"]):
             raise ValueError(f"Integer.value is not an integer: {rec['value']!r}")
         return rec["value"], True
     if kind == "Decimal":
@@ -257,7 +258,7 @@ def _typed_image_value(column: Column, spec: Mapping[str, Any], text: str) -> An
         n = parse_int(digits)
         return _rec("Integer", {"precision": spec.get("precision", len(str(abs(n)))), "value": digits})
     if kind == "Decimal":
-        ps = decimal_precision_scale(column.type_name) or _decimal_shape(text)
+        ps = decimal_precision_scale(column.type_name) or decimal_shape(text)
         return _rec("Decimal", {"value": text, "precision": ps[0], "scale": ps[1]})
     if kind == "Float":
         ps = decimal_precision_scale(column.type_name) or (0, 0)
@@ -329,6 +330,7 @@ class DtsAvroCodec(Codec):
     vendor = "Aliyun DTS"
     description = "Aliyun DTS data subscription Avro Record (typed values, EmptyObject for absent columns)"
     capabilities = Capabilities(
+        losses=untyped("int"),
         binary=True,
         typed_values=True,
         before_image="full",

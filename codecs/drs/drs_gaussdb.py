@@ -18,9 +18,10 @@ import base64
 import re
 from typing import Any, Optional
 
-from .drs_json import OP_TO_TYPE, Dialect, DrsJsonCodec, Values, base64_bytes, text_field
-from .event import Column, Event, Position
-from .types import JDBC, family
+from .drs_json import OP_TO_TYPE, Dialect, DrsJsonCodec, Values
+from .drs_wire import base64_bytes, text_field
+from ..event import Column, Event, Position
+from ..types import JDBC, family
 
 FORMAT = "drs-gaussdb"
 DEFAULT_DB_TYPE = "GaussDB Primary/Standby"

@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional
 
-from .canal_json import is_text, literal, unliteral
-from .event import Column, Event, Position
+from ..shared.json_fix import literal, unliteral
+from ..shared.value_text import is_text
+from ..event import Column, Event, Position
 from .oms_default import IMAGES, ImageParts, OmsDefaultCodec
-from .types import JDBC_NAME
+from ..types import JDBC_NAME
 
 LIGHT_TYPE = "__light_type"
 
@@ -23,7 +24,7 @@ class OmsExtendColumnTypeCodec(OmsDefaultCodec):
     name = "oms-extend-column-type"
     description = "OMS DefaultExtendColumnType JSON: Default JSON plus __light_type column types in each image"
     capabilities = replace(
-        OmsDefaultCodec.capabilities, typed_values=True,
+        OmsDefaultCodec.capabilities, typed_values=True, losses=(),
         notes="column types as OMS schemaType names; event time in whole seconds; no transaction "
               "begin/commit markers; TRUNCATE travels as a DDL record.",
     )

@@ -19,7 +19,7 @@ from decimal import Decimal
 from zoneinfo import ZoneInfo
 
 from .drs_json import Dialect, DrsJsonCodec, Values
-from .event import Column
+from ..event import Column
 
 FORMAT = "drs-json-c"
 DEFAULT_ZONE = "+08:00"

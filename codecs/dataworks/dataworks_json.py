@@ -21,8 +21,9 @@ Control ops: MHEARTBEAT -> HEARTBEAT, TRANSACTION_BEGIN/END -> BEGIN/COMMIT, XAC
 XAROLLBACK change no row and become HEARTBEAT control events (the op is kept for re-encode); DDL ops
 CREATE/ALTER/ERASE/QUERY/RENAME/CINDEX/DINDEX -> DDL (``ddl.text``), TRUNCATE -> TRUNCATE.
 
-Lossless re-encode uses the Canal codec's derive/fix scheme (``vendor["fix"]``: ``version``, ``dbType``,
-``systemTime``, ``scn``, ``ddlMeta``... wherever the message differs from what the canonical fields derive).
+Lossless re-encode uses the shared derive/fix recipe of ``Codec.decode`` (``vendor["fix"]``: ``version``,
+``dbType``, ``systemTime``, ``scn``, ``ddlMeta``... wherever the message differs from what the canonical fields
+derive).
 """
 
 from __future__ import annotations
@@ -32,12 +33,13 @@ from dataclasses import replace
 from decimal import Decimal, InvalidOperation
 from typing import Any, Optional, Sequence
 
-from . import jsontext
-from .base import Capabilities, Codec, EncodedMessage, message_key
-from .canal_json import apply_fix, derive_fix, is_json_number, literal, unliteral
-from .event import Column, EncodeError, Event, Image, Op, Position
-from .jsontext import JsonNumber
-from .types import family
+from .. import jsontext
+from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
+from ..shared.json_fix import apply_fix
+from ..shared.value_text import cell_json, cell_text
+from ..event import Column, EncodeError, Event, Image, Op, Position
+from ..jsontext import JsonNumber
+from ..types import family
 
 FORMAT = "dataworks-json"
 ROW_ID = "#alibaba_rds_row_id#"
@@ -58,6 +60,7 @@ class DataWorksJsonCodec(Codec):
     description = "DataWorks real-time sync JSON: schema.dataColumn/primaryKey/source, payload before/after, " \
                   "sequenceId; updates as UPDATE_BEFOR + UPDATE_AFTER pairs"
     capabilities = Capabilities(
+        losses=untyped("bit", "date", "datetime", "decimal", "int"),
         typed_values=True,
         before_image="full",
         delete_image="full",
@@ -74,14 +77,16 @@ class DataWorksJsonCodec(Codec):
 
     # ---------------------------------------------------------------------------------------------- decode
 
-    def decode(self, raw: bytes, position: Position) -> list[Event]:
-        msg = self.json_object(raw, position)
-        event = self._event(msg, position)
-        derived = self._message(event)
-        fixes = derive_fix(msg, derived, _paths(msg, derived, ()))
-        if fixes:
-            event = event.with_(vendor={**event.vendor, "fix": fixes})
-        return [event]
+    # ``Codec.decode`` runs the recipe; DataWorks supplies one event per message and its own fix paths.
+
+    def events(self, msg: dict, position: Position) -> list[Event]:
+        return [self._event(msg, position)]
+
+    def derive(self, events: list[Event]) -> dict:
+        return self._message(events[0])
+
+    def fix_paths(self, msg: dict, derived: dict, events: list[Event]) -> list[tuple[str, ...]]:
+        return _paths(msg, derived, ())
 
     def _obj(self, parent: dict, key: str, where: str, position: Position) -> Optional[dict]:
         value = parent.get(key)
@@ -129,6 +134,8 @@ class DataWorksJsonCodec(Codec):
             schema=_text(source.get("schemaName")), table=_text(source.get("tableName")), columns=columns,
             primary_key=tuple(pk or ()), event_time_ms=int(event_ms) if event_ms is not None else None,
             sequence=sequence, ddl=ddl_text,
+            # The RDS hidden row id identifies rows of a table without primary key (merge keys by it).
+            row_id_column=ROW_ID if ROW_ID in names else None,
         )
         if op_name in CONTROL_OPS:
             return Event(op=CONTROL_OPS[op_name], **common)
@@ -212,15 +219,10 @@ class DataWorksJsonCodec(Codec):
             text = _ms_to_seconds(value)
             if text is not None and _to_json("date", text) == value:
                 return text, "date"
-        if isinstance(value, JsonNumber):
-            return str(value), "num"
-        if isinstance(value, str):
-            return value, "str"
-        if isinstance(value, bool):
-            return ("true" if value else "false"), "bool"
-        if isinstance(value, (dict, list)):
-            return literal(value), "json"
-        raise self.error(where, position, f"unsupported value {value!r}")
+        text, kind = cell_text(value)
+        if kind == "?":
+            raise self.error(where, position, f"unsupported value {value!r}")
+        return text, kind
 
     # ---------------------------------------------------------------------------------------------- assemble
 
@@ -396,24 +398,11 @@ def _ms_to_seconds(ms: str) -> Optional[str]:
 
 
 def _to_json(kind: str, text: Optional[str]) -> Any:
-    if text is None:
-        return None
-    if kind == "num":
-        return JsonNumber(text) if is_json_number(text) else text
-    if kind == "date":
+    if text is not None and kind == "date":
         if not re.fullmatch(r"-?\d+(\.\d+)?", text):
             raise ValueError(f"{text!r} is not epoch seconds (the canonical timestamp form)")
         return JsonNumber(format(Decimal(text).scaleb(3), "f"))
-    if kind == "bool":
-        lowered = text.lower()
-        if lowered in ("true", "1", "t"):
-            return True
-        if lowered in ("false", "0", "f"):
-            return False
-        raise ValueError(f"{text!r} is not a boolean")
-    if kind == "json":
-        return unliteral(text)
-    return text
+    return cell_json(kind, text)
 
 
 def _sequence_id(e: Event) -> Optional[str]:

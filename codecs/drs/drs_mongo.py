@@ -52,12 +52,11 @@ from datetime import date
 from decimal import Decimal, InvalidOperation
 from typing import Any, Optional, Sequence
 
-from .base import Capabilities, Codec, EncodedMessage, message_key
-from .drs_json import (apply_header_fixes, drs_id, gson_dumps, header_fixes, integer_field, load_object,
-                       text_field)
-from .event import Column, DecodeError, Event, Image, Op, Position
-from .jsontext import JsonNumber
-from .types import family
+from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
+from .drs_wire import apply_header_fixes, drs_id, gson_dumps, header_fixes, integer_field, text_field
+from ..event import Column, DecodeError, Event, Image, Op, Position
+from ..jsontext import JsonNumber
+from ..types import family
 
 FORMAT = "drs-mongo"
 OPS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, "DDL": Op.DDL}
@@ -472,6 +471,7 @@ class DrsMongoCodec(Codec):
     vendor = "Huawei Cloud DRS"
     description = "Huawei DRS JSON for MongoDB/DDS: oplog entries with shell-JSON value/where, $set/$unset updates"
     capabilities = Capabilities(
+        losses=untyped("bit", "date", "datetime", "decimal", "int", "timestamp"),
         primary_key=False,
         typed_values=True,
         before_image="key",
@@ -490,13 +490,16 @@ class DrsMongoCodec(Codec):
 
     # ---------------------------------------------------------------------------------------------- decode
 
-    def decode(self, raw: bytes, position: Position) -> list[Event]:
-        msg = load_object(self, raw, position)
-        event = self._event(msg, position)
-        fixes = header_fixes(msg, self._build(event), ())
-        if fixes:
-            event = event.with_(vendor={**event.vendor, "fix": fixes})
-        return [event]
+    # ``Codec.decode`` runs the recipe; DRS differences: fixes are whole top-level keys (``header_fixes``).
+
+    def events(self, msg: dict, position: Position) -> list[Event]:
+        return [self._event(msg, position)]
+
+    def derive(self, events: list[Event]) -> dict:
+        return self._build(events[0])
+
+    def fixes(self, msg: dict, events: list[Event]) -> list[list]:
+        return header_fixes(msg, self.derive(events), ())
 
     def _event(self, msg: dict, position: Position) -> Event:
         kind = text_field(self, msg, "op", position)
@@ -529,7 +532,11 @@ class DrsMongoCodec(Codec):
         primary_key = (ID,) if ID in (key or {}) else (() if op is Op.INSERT else tuple(key or {}))
         names = dict.fromkeys([*(before or {}), *(after or {})])
         return Event(before=before, after=after, columns=tuple(columns.get(n) or Column(n) for n in names),
-                     primary_key=primary_key, vendor=vendor, **common)
+                     primary_key=primary_key, vendor=vendor,
+                     # For a merge: $unset fields are removed from the document (not set NULL), and a replace
+                     # record's after image is the whole new document.
+                     removed_columns=tuple(vendor.get("unset", ())), replaces_row=record_type == "replace",
+                     **common)
 
     def _document(self, text: Optional[str], field: str, position: Position) -> Node:
         if text is None:

@@ -20,288 +20,29 @@ array (``array<ColumnValue>``; no bytes at all = null image). ``index`` is 0-bas
 indexes are exactly 1..total). Each shard decodes to a fragment Event (``fragment_key`` = record ``id``);
 ``assemble`` joins them. See ``tests/fixtures/oms-avro/NOTES.md``.
 
-This module also holds the Avro helpers shared with ``dts_avro`` (schema loading, time and float text).
+The Avro, time-text and value-text helpers it shares with ``dts_avro`` live in ``codecs/shared``.
 """
 
 from __future__ import annotations
 
 import base64
-import binascii
 import copy
-import io
 import json
-import math
 import re
-import struct
 from dataclasses import replace
-from datetime import datetime, timedelta, timezone, tzinfo
 from decimal import Decimal
-from functools import lru_cache
-from pathlib import Path
 from typing import Any, Mapping, Optional, Sequence
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 import fastavro
 
-from .base import Capabilities, Codec, EncodedMessage, ddl_op, message_key
-from .event import Column, EncodeError, Event, Image, Op, Position
-from .types import decimal_precision_scale, family
-
-SCHEMA_DIR = Path(__file__).parent / "schemas"
-
-# ==============================================================================================================
-# Shared Avro helpers (also used by dts_avro)
-
-_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
-
-
-def avro_dumps(schema: Any, datum: Any) -> bytes:
-    """Schemaless Avro binary. Union branches may be forced with fastavro's tuple notation ``(name, value)``."""
-    buf = io.BytesIO()
-    fastavro.schemaless_writer(buf, schema, datum)
-    return buf.getvalue()
-
-
-def avro_loads(schema: Any, raw: bytes) -> tuple[Any, int]:
-    """Read one datum; returns it and the number of bytes consumed. Values of unions with several named types
-    come back as ``(full name, value)`` so records of identical shape (DTS BinaryObject/BinaryGeometry) stay
-    distinguishable and are written back to the same branch."""
-    buf = io.BytesIO(raw)
-    datum = fastavro.schemaless_reader(buf, schema, None, return_named_type=True,
-                                       return_named_type_override=True)
-    return datum, buf.tell()
-
-
-def short_name(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
-
-
-def to_jsonable(value: Any) -> Any:
-    """An Avro datum as plain JSON for ``event.vendor``: bytes, floats (NaN!) and union tuples are tagged."""
-    if isinstance(value, (bytes, bytearray)):
-        return {"$bytes": base64.b64encode(bytes(value)).decode()}
-    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
-        return value
-    if isinstance(value, float):
-        return {"$float": double_text(value)}
-    if isinstance(value, tuple):
-        return {"$type": value[0], "$value": to_jsonable(value[1])}
-    if isinstance(value, dict):
-        body = {k: to_jsonable(v) for k, v in value.items()}
-        return {"$dict": body} if any(k.startswith("$") for k in value) else body
-    if isinstance(value, list):
-        return [to_jsonable(v) for v in value]
-    raise TypeError(f"not an Avro datum value: {type(value).__name__}")
-
-
-def from_jsonable(value: Any) -> Any:
-    if isinstance(value, list):
-        return [from_jsonable(v) for v in value]
-    if not isinstance(value, dict):
-        return value
-    if set(value) == {"$bytes"}:
-        return base64.b64decode(value["$bytes"])
-    if set(value) == {"$float"}:
-        return parse_float(value["$float"])
-    if set(value) == {"$type", "$value"}:
-        return (value["$type"], from_jsonable(value["$value"]))
-    if set(value) == {"$dict"}:
-        return {k: from_jsonable(v) for k, v in value["$dict"].items()}
-    return {k: from_jsonable(v) for k, v in value.items()}
-
-
-def comparable(value: Any) -> Any:
-    """What a datum looks like after an Avro write+read: primitive branch names vanish, a ``float`` branch
-    rounds to 32 bits, NaN compares equal to itself."""
-    if isinstance(value, tuple):
-        name, inner = value
-        if name == "float" and isinstance(inner, float):
-            return comparable(struct.unpack("<f", struct.pack("<f", inner))[0])
-        if name in _PRIMITIVES:
-            return comparable(inner)
-        return (name, comparable(inner))
-    if isinstance(value, float):
-        return ("NaN",) if math.isnan(value) else value
-    if isinstance(value, dict):
-        return {k: comparable(v) for k, v in value.items()}
-    if isinstance(value, list):
-        return [comparable(v) for v in value]
-    if isinstance(value, bytearray):
-        return bytes(value)
-    return value
-
-
-# --- float text ------------------------------------------------------------------------------------------------
-
-def double_text(x: float) -> str:
-    """Shortest text that reads back to the same double (Java spellings for the non-finite values)."""
-    if math.isnan(x):
-        return "NaN"
-    if math.isinf(x):
-        return "Infinity" if x > 0 else "-Infinity"
-    return repr(x)
-
-
-def is_float32(x: float) -> bool:
-    if math.isnan(x) or math.isinf(x):
-        return True
-    try:
-        return struct.unpack("<f", struct.pack("<f", x))[0] == x
-    except OverflowError:
-        return False
-
-
-def float32_text(x: float) -> str:
-    """Shortest text that reads back to the same 32-bit float (1.2222f is 1.2222, not 1.2222000360488892)."""
-    if math.isnan(x) or math.isinf(x):
-        return double_text(x)
-    for digits in range(1, 10):
-        text = "%.*g" % (digits, x)
-        if struct.unpack("<f", struct.pack("<f", float(text)))[0] == x:
-            return repr(float(text))
-    return repr(x)
-
-
-def parse_float(text: str) -> float:
-    t = text.strip()
-    if not re.fullmatch(r"[+-]?(\d+\.?\d*([eE][+-]?\d+)?|\.\d+([eE][+-]?\d+)?|NaN|nan|[Ii]nfinity|inf)", t):
-        raise ValueError(f"not a floating point number: {text!r}")
-    return float(t)
-
-
-# --- integers --------------------------------------------------------------------------------------------------
-
-_INT = re.compile(r"[+-]?\d+\Z")
-INT32 = (-(2 ** 31), 2 ** 31 - 1)
-INT64 = (-(2 ** 63), 2 ** 63 - 1)
-
-
-def parse_int(text: str) -> int:
-    if not _INT.match(text):
-        raise ValueError(f"not an integer: {text!r}")
-    return int(text)
-
-
-def fits(n: int, bounds: tuple[int, int]) -> bool:
-    return bounds[0] <= n <= bounds[1]
-
-
-# --- dates and times -------------------------------------------------------------------------------------------
-
-_FRACTION = r"(?:\.(\d{1,9}))?"
-DATE_RE = re.compile(r"(-?\d{1,4})-(\d{1,2})-(\d{1,2})\Z")
-TIME_RE = re.compile(r"(-)?(\d{1,3}):(\d{1,2}):(\d{1,2})" + _FRACTION + r"\Z")
-DATETIME_RE = re.compile(r"(-?\d{1,4})-(\d{1,2})-(\d{1,2})[ T](\d{1,2}):(\d{1,2}):(\d{1,2})" + _FRACTION + r"\Z")
-EPOCH_RE = re.compile(r"(-)?(\d+)" + _FRACTION + r"\Z")
-_OFFSET_RE = re.compile(r"(?:GMT|UTC)?([+-])(\d{1,2}):?(\d{2})\Z")
-_EPOCH_UTC = datetime(1970, 1, 1, tzinfo=timezone.utc)
-
-
-def fraction(nanos: int) -> str:
-    """".123" for 123000000 ns; "" for 0. Trailing zeros carry no information in a nanosecond count."""
-    if not 0 <= nanos < 10 ** 9:
-        raise ValueError(f"fraction of a second out of range: {nanos} ns")
-    return "" if nanos == 0 else "." + f"{nanos:09d}".rstrip("0")
-
-
-def fraction_nanos(digits: Optional[str]) -> int:
-    return int((digits or "").ljust(9, "0") or "0")
-
-
-def date_text(year: int, month: int, day: int) -> str:
-    sign = "-" if year < 0 else ""
-    return f"{sign}{abs(year):04d}-{month:02d}-{day:02d}"
-
-
-def time_text(hours: int, minutes: int, seconds: int, nanos: int, negative: bool = False) -> str:
-    sign = "-" if negative else ""
-    return f"{sign}{hours:02d}:{minutes:02d}:{seconds:02d}{fraction(nanos)}"
-
-
-def parse_date(text: str) -> tuple[int, int, int]:
-    m = DATE_RE.match(text)
-    if not m:
-        raise ValueError(f"not a date (YYYY-MM-DD): {text!r}")
-    return int(m.group(1)), int(m.group(2)), int(m.group(3))
-
-
-def parse_time(text: str) -> tuple[bool, int, int, int, int]:
-    m = TIME_RE.match(text)
-    if not m:
-        raise ValueError(f"not a time (HH:MM:SS[.f]): {text!r}")
-    return bool(m.group(1)), int(m.group(2)), int(m.group(3)), int(m.group(4)), fraction_nanos(m.group(5))
-
-
-def parse_datetime(text: str) -> tuple[int, int, int, int, int, int, int]:
-    m = DATETIME_RE.match(text)
-    if not m:
-        raise ValueError(f"not a datetime (YYYY-MM-DD HH:MM:SS[.f]): {text!r}")
-    return (*(int(g) for g in m.groups()[:6]), fraction_nanos(m.group(7)))  # type: ignore[return-value]
-
-
-def epoch_text(seconds: int, nanos: int) -> str:
-    """Epoch seconds + nanoseconds (nanos >= 0, as Avro producers store negative instants) -> "-0.5"."""
-    total = seconds * 10 ** 9 + nanos
-    whole, frac = divmod(abs(total), 10 ** 9)
-    return ("-" if total < 0 else "") + str(whole) + fraction(frac)
-
-
-def parse_epoch(text: str) -> tuple[int, int]:
-    """"1606233662.012345" -> (1606233662, 12345000); "-0.5" -> (-1, 500000000)."""
-    m = EPOCH_RE.match(text)
-    if not m:
-        raise ValueError(f"not epoch seconds: {text!r}")
-    total = int(m.group(2)) * 10 ** 9 + fraction_nanos(m.group(3))
-    return divmod(-total if m.group(1) else total, 10 ** 9)
-
-
-@lru_cache(maxsize=256)
-def zone(name: str) -> tzinfo:
-    """A zone id (Asia/Shanghai), an offset (+08:00, GMT+8:00) or Z/UTC/GMT."""
-    if name in ("Z", "UTC", "GMT"):
-        return timezone.utc
-    m = _OFFSET_RE.match(name)
-    if m:
-        delta = timedelta(hours=int(m.group(2)), minutes=int(m.group(3)))
-        return timezone(-delta if m.group(1) == "-" else delta)
-    try:
-        return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as exc:
-        raise ValueError(f"unknown time zone {name!r}") from exc
-
-
-def split_zoned(text: str) -> tuple[str, str]:
-    """"2020-11-25 08:01:02.5 Asia/Shanghai" -> ("2020-11-25 08:01:02.5", "Asia/Shanghai")."""
-    local, sep, zone_name = text.rpartition(" ")
-    if not sep or not DATETIME_RE.match(local):
-        raise ValueError(f"not a zoned timestamp (YYYY-MM-DD HH:MM:SS[.f] ZONE): {text!r}")
-    return local, zone_name
-
-
-def zoned_from_epoch(seconds: int, nanos: int, zone_name: str) -> str:
-    local = (_EPOCH_UTC + timedelta(seconds=seconds)).astimezone(zone(zone_name))
-    return (f"{date_text(local.year, local.month, local.day)} "
-            f"{time_text(local.hour, local.minute, local.second, nanos)} {zone_name}")
-
-
-def epoch_from_zoned(text: str) -> tuple[int, int, str]:
-    """The instant of a zoned text (fold=0 in a DST overlap; the decoder keeps the raw value when that is
-    not the instant it read)."""
-    local, zone_name = split_zoned(text)
-    y, mo, d, h, mi, s, nanos = parse_datetime(local)
-    delta = datetime(y, mo, d, h, mi, s, tzinfo=zone(zone_name)) - _EPOCH_UTC
-    return delta.days * 86400 + delta.seconds, nanos, zone_name
-
-
-def b64(data: bytes) -> str:
-    return base64.b64encode(data).decode()
-
-
-def unb64(text: str) -> bytes:
-    try:
-        return base64.b64decode(text, validate=True)
-    except (binascii.Error, ValueError) as exc:
-        raise ValueError(f"binary value is not base64: {text[:40]!r}") from exc
+from ..base import Capabilities, Codec, EncodedMessage, ddl_op, message_key, untyped
+from ..event import Column, EncodeError, Event, Image, Op, Position
+from ..shared.avro import SCHEMA_DIR, avro_dumps, avro_loads, comparable, from_jsonable, short_name, to_jsonable
+from ..shared.time_text import (EPOCH_RE, date_text, epoch_from_zoned, epoch_text, parse_date, parse_datetime,
+                               parse_epoch, parse_time, time_text, zoned_from_epoch)
+from ..shared.value_text import (INT32, INT64, b64, decimal_shape, double_text, fits, float32_text, is_float32,
+                                parse_float, parse_int, unb64)
+from ..types import decimal_precision_scale, family
 
 
 def enum_defines(type_name: Optional[str]) -> Optional[list[str]]:
@@ -336,6 +77,7 @@ _SMALL_INTS = {"INTEGER", "INT", "TINYINT", "SMALLINT", "MEDIUMINT", "YEAR", "IN
                "SERIAL", "BOOL", "BOOLEAN"}
 _FAMILY_NUMBER = {"int": -5, "decimal": 3, "float": 8, "bit": -7, "bool": 16, "binary": -3, "date": 91,
                   "time": 92, "datetime": 93, "timestamp": 93, "zoned": 2014}
+_PARAMETRISED = frozenset({"DECIMAL", "BIT", "TIMESTAMP"})
 _HEADER_KEYS = ("version", "txind", "position", "source", "tags", "ukIndexes")
 
 
@@ -460,7 +202,7 @@ def _typed_value(dt: str, column: Column, spec: Mapping[str, Any], text: str) ->
     if dt in ("FLOAT", "DOUBLE"):
         return (dt.lower(), parse_float(text))
     if dt == "DECIMAL":
-        ps = decimal_precision_scale(column.type_name) or _decimal_shape(text)
+        ps = decimal_precision_scale(column.type_name) or decimal_shape(text)
         return _rec("DecimalObject", {"precision": ps[0], "scale": ps[1], "value": text})
     if dt in ("BINARY", "RAW", "ROARINGBITMAP"):
         return ("bytes", unb64(text))
@@ -510,18 +252,6 @@ def _parse_bool(text: str) -> bool:
     raise ValueError(f"not a boolean: {text!r}")
 
 
-def _decimal_shape(text: str) -> tuple[int, int]:
-    """Precision and scale of a decimal literal when the declared type does not say."""
-    try:
-        sign, digits, exp = Decimal(text).as_tuple()
-    except Exception as exc:  # decimal.InvalidOperation
-        raise ValueError(f"not a decimal: {text!r}") from exc
-    if not isinstance(exp, int):
-        raise ValueError(f"not a finite decimal: {text!r}")
-    scale = max(0, -exp)
-    return max(len(digits) + max(exp, 0), scale, 1), scale
-
-
 # --- the codec -------------------------------------------------------------------------------------------------
 
 class OmsAvroCodec(Codec):
@@ -529,6 +259,7 @@ class OmsAvroCodec(Codec):
     vendor = "OceanBase OMS"
     description = "OceanBase data subscription AvroRecord (typed ColumnValue unions, sharded large records)"
     capabilities = Capabilities(
+        losses=untyped("int"),
         binary=True,
         typed_values=True,
         before_image="full",
@@ -628,6 +359,11 @@ class OmsAvroCodec(Codec):
             typed = next((v for v in values if v["type_info"] != "NULL" and v["value"] is not None),
                          next((v for v in values if v["type_info"] != "NULL"), None))
             type_name = column_type_name(typed["type_info"], typed["value"]) if typed else "NULL"
+            if typed is not None and typed["value"] is None and typed["type_info"] in _PARAMETRISED:
+                # Only a value carries DECIMAL's precision/scale, BIT's length, TIMESTAMP's zone: a NULL says
+                # nothing about them, so it declares no type rather than a weaker one that would override the
+                # table's declared type downstream (re-encode keeps the ColumnValue via vendor["raw"]).
+                type_name = None
             present = next((v for v in values if v["value"] is not None), None)
             spec = column_spec(present["value"]) if present else {}
             if spec:

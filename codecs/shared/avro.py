@@ -1,0 +1,109 @@
+"""Schemaless Avro helpers shared by the Avro codecs (oms-avro, dts-avro): binary I/O with fastavro, and the
+JSON-able form of datums (bytes and union branches) kept in ``Event.vendor`` for lossless re-encoding."""
+
+from __future__ import annotations
+
+import base64
+import io
+import math
+import struct
+from pathlib import Path
+from typing import Any
+
+import fastavro
+
+from .avro_ints import int_checker
+from .value_text import double_text, parse_float
+
+SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
+
+_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
+
+
+def avro_dumps(schema: Any, datum: Any) -> bytes:
+    """Schemaless Avro binary. Union branches may be forced with fastavro's tuple notation ``(name, value)``."""
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, schema, datum)
+    return buf.getvalue()
+
+
+def avro_loads(schema: Any, raw: bytes) -> tuple[Any, int]:
+    """Read one datum; returns it and the number of bytes consumed. Values of unions with several named types
+    come back as ``(full name, value)`` so records of identical shape (DTS BinaryObject/BinaryGeometry) stay
+    distinguishable and are written back to the same branch."""
+    buf = io.BytesIO(raw)
+    datum = fastavro.schemaless_reader(buf, schema, None, return_named_type=True,
+                                       return_named_type_override=True)
+    bad = _int_checker(schema)(datum)  # fastavro does not bound an Avro int to 32 bits
+    if bad:
+        raise ValueError(f"Avro int {bad} does not fit 32 bits")
+    return datum, buf.tell()
+
+
+_INT_CHECKERS: dict[int, Any] = {}
+
+
+def _int_checker(schema: Any):
+    hit = _INT_CHECKERS.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        hit = _INT_CHECKERS[id(schema)] = (schema, int_checker(schema))  # holds the schema: its id stays unique
+    return hit[1]
+
+
+def short_name(name: str) -> str:
+    return name.rsplit(".", 1)[-1]
+
+
+def to_jsonable(value: Any) -> Any:
+    """An Avro datum as plain JSON for ``event.vendor``: bytes, floats (NaN!) and union tuples are tagged."""
+    if isinstance(value, (bytes, bytearray)):
+        return {"$bytes": base64.b64encode(bytes(value)).decode()}
+    if isinstance(value, bool) or value is None or isinstance(value, (int, str)):
+        return value
+    if isinstance(value, float):
+        return {"$float": double_text(value)}
+    if isinstance(value, tuple):
+        return {"$type": value[0], "$value": to_jsonable(value[1])}
+    if isinstance(value, dict):
+        body = {k: to_jsonable(v) for k, v in value.items()}
+        return {"$dict": body} if any(k.startswith("$") for k in value) else body
+    if isinstance(value, list):
+        return [to_jsonable(v) for v in value]
+    raise TypeError(f"not an Avro datum value: {type(value).__name__}")
+
+
+def from_jsonable(value: Any) -> Any:
+    if isinstance(value, list):
+        return [from_jsonable(v) for v in value]
+    if not isinstance(value, dict):
+        return value
+    if set(value) == {"$bytes"}:
+        return base64.b64decode(value["$bytes"])
+    if set(value) == {"$float"}:
+        return parse_float(value["$float"])
+    if set(value) == {"$type", "$value"}:
+        return (value["$type"], from_jsonable(value["$value"]))
+    if set(value) == {"$dict"}:
+        return {k: from_jsonable(v) for k, v in value["$dict"].items()}
+    return {k: from_jsonable(v) for k, v in value.items()}
+
+
+def comparable(value: Any) -> Any:
+    """What a datum looks like after an Avro write+read: primitive branch names vanish, a ``float`` branch
+    rounds to 32 bits, NaN compares equal to itself."""
+    if isinstance(value, tuple):
+        name, inner = value
+        if name == "float" and isinstance(inner, float):
+            return comparable(struct.unpack("<f", struct.pack("<f", inner))[0])
+        if name in _PRIMITIVES:
+            return comparable(inner)
+        return (name, comparable(inner))
+    if isinstance(value, float):
+        return ("NaN",) if math.isnan(value) else value
+    if isinstance(value, dict):
+        return {k: comparable(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [comparable(v) for v in value]
+    if isinstance(value, bytearray):
+        return bytes(value)
+    return value

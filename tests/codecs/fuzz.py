@@ -1,0 +1,271 @@
+"""A seeded mutator over every golden fixture (and the canonical scenario encoded in every format): the bad inputs
+a real archive throws at the codecs.
+
+Seeds: each fixture message of ``tests/fixtures/<format>/`` (JSON compacted to one line with exact number literals;
+Avro ``*.datum.json`` written as schemaless Avro like the archive holds it) plus the canonical scenario encoded in
+that format. Mutations (``KINDS``): byte-level for every format (truncation, bit flips, invalid UTF-8, NUL bytes,
+overwritten/inserted bytes, a huge Avro varint), and structure-aware for JSON formats (a known field with a wrong
+JSON type, a missing field, huge/fractional/negative numbers, huge strings, deep nesting, lone UTF-16
+surrogates), plus one 10 MB line per JSON format. The same seed always gives the same corpus; set
+``CDC_FUZZ_SEED`` to explore another one (failures print the seed and the input's label).
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import os
+import random
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+from cdc_codecs import EncodeError, get_codec, jsontext
+from cdc_codecs.jsontext import JsonNumber
+from cdc_codecs.scenario import scenario_events
+
+FIXTURES_ROOT = Path(__file__).resolve().parents[1] / "fixtures"
+SEED = int(os.environ.get("CDC_FUZZ_SEED", "20261123"))
+TEN_MB = 10 * 1024 * 1024
+
+
+@dataclass(frozen=True)
+class FuzzInput:
+    fmt: str
+    label: str  # "<kind> of <seed message>", for the failure message
+    raw: bytes
+
+
+# --------------------------------------------------------------------------------------------------- seeds
+
+def _avro_datum_message(fmt: str, path: Path) -> bytes:
+    from fastavro._read_py import reader as avro_json_reader
+    from fastavro.io.json_decoder import AvroJSONDecoder
+
+    from cdc_codecs.oms.oms_avro import avro_dumps
+
+    body = json.loads(path.read_text())
+    if fmt == "dts-avro":
+        from cdc_codecs.dts.dts_avro import RECORD14, RECORD15, writable
+
+        schema = RECORD15 if "bornTimestamp" in body else RECORD14
+    else:
+        from cdc_codecs.oms.oms_avro import SCHEMA as schema
+
+        writable = None
+    datum = next(iter(avro_json_reader(AvroJSONDecoder(io.StringIO(json.dumps(body))), schema,
+                                       return_named_type=True, return_named_type_override=True)))
+    if writable is not None:
+        for side in ("beforeImages", "afterImages"):
+            if isinstance(datum[side], list):
+                datum[side] = [writable(v) for v in datum[side]]
+    return avro_dumps(schema, datum)
+
+
+def seed_messages(fmt: str) -> list[tuple[str, bytes]]:
+    """(name, message bytes) of the format's fixtures and its encoding of the canonical scenario."""
+    out = []
+    binary = get_codec(fmt).capabilities.binary
+    for path in sorted((FIXTURES_ROOT / fmt).iterdir()):
+        if path.suffix != ".json":
+            continue
+        if binary:
+            if path.name.endswith(".datum.json"):
+                out.append((path.name, _avro_datum_message(fmt, path)))
+            continue
+        try:
+            value, _ = jsontext.loads(path.read_bytes())
+        except ValueError:  # a fixture that is malformed on purpose is a seed as it is
+            out.append((path.name, path.read_bytes().replace(b"\n", b" ")))
+            continue
+        out.append((path.name, jsontext.dumps(value)))
+    codec = get_codec(fmt)
+    events = [e for e in scenario_events() if codec.capabilities.carries(e.op)]
+    try:
+        messages = codec.encode(events)
+    except EncodeError:
+        messages = []
+    out.extend((f"scenario#{n}", m.value) for n, m in enumerate(messages))
+    return out
+
+
+# ---------------------------------------------------------------------------------------- byte mutations
+
+def truncate(rng: random.Random, raw: bytes) -> bytes:
+    return raw[: rng.randrange(len(raw))] if raw else raw
+
+
+def bit_flips(rng: random.Random, raw: bytes) -> bytes:
+    b = bytearray(raw)
+    for _ in range(rng.randint(1, 4)):
+        i = rng.randrange(len(b))
+        b[i] ^= 1 << rng.randrange(8)
+    return bytes(b)
+
+
+def overwrite_bytes(rng: random.Random, raw: bytes) -> bytes:
+    b = bytearray(raw)
+    for _ in range(rng.randint(1, 3)):
+        b[rng.randrange(len(b))] = rng.randrange(256)
+    return bytes(b)
+
+
+def invalid_utf8(rng: random.Random, raw: bytes) -> bytes:
+    i = rng.randrange(len(raw) + 1)
+    return raw[:i] + rng.choice([b"\xff", b"\xc3\x28", b"\xed\xa0\x80", b"\xf0\x28\x8c\x28", b"\x80"]) + raw[i:]
+
+
+def nul_bytes(rng: random.Random, raw: bytes) -> bytes:
+    i = rng.randrange(len(raw) + 1)
+    return raw[:i] + b"\x00" * rng.randint(1, 3) + raw[i:]
+
+
+def huge_varint(rng: random.Random, raw: bytes) -> bytes:
+    """Avro: a length/count that claims gigabytes (or never terminates) where a small one was."""
+    i = rng.randrange(len(raw) + 1)
+    return raw[:i] + rng.choice([b"\xff" * 10 + b"\x01", b"\xfe\xff\xff\xff\x0f", b"\x81\x80\x80\x80\x80\x01"]) + raw[i + 1:]
+
+
+def append_garbage(rng: random.Random, raw: bytes) -> bytes:
+    return raw + bytes(rng.randrange(256) for _ in range(rng.randint(1, 8)))
+
+
+BYTE_KINDS: dict[str, Callable[[random.Random, bytes], bytes]] = {
+    "truncation": truncate, "bit flips": bit_flips, "overwritten bytes": overwrite_bytes,
+    "invalid UTF-8": invalid_utf8, "NUL bytes": nul_bytes,
+}
+AVRO_KINDS = {**BYTE_KINDS, "huge varint": huge_varint, "trailing garbage": append_garbage}
+
+
+# ---------------------------------------------------------------------------------------- JSON mutations
+
+def _slots(value: Any, path: tuple = ()) -> Iterator[tuple[tuple, Any, Any]]:
+    """(path, container, key) of every value inside ``value``."""
+    if isinstance(value, dict):
+        for k in list(value):
+            yield (*path, k), value, k
+            yield from _slots(value[k], (*path, k))
+    elif isinstance(value, list):
+        for i in range(len(value)):
+            yield (*path, i), value, i
+            yield from _slots(value[i], (*path, i))
+
+
+HUGE_NUMBERS = ["9" * 400, str(2**63), str(-(2**63) - 1), str(2**64 + 1), "1e400", "-1e309", "1.5", "-1",
+                "1" + "0" * 39, "12345678901234567890123456789012345678901", "0.0000000001", "1E+2147483648"]
+
+
+def _wrong_type(rng: random.Random, current: Any) -> Any:
+    options = [[], {}, [1, 2], {"k": "v"}, True, False, None, JsonNumber("1"), "text", ""]
+    return rng.choice([o for o in options if type(o) is not type(current)] or options)
+
+
+def _deep(rng: random.Random) -> bytes:
+    depth = rng.choice([50, 500, 5000, 100_000])
+    if rng.random() < 0.5:
+        return b"[" * depth + b"1" + b"]" * depth
+    return b'{"a":' * depth + b"1" + b"}" * depth
+
+
+def _mutate_json(rng: random.Random, doc: Any, kind: str, splices: dict[str, bytes]) -> bool:
+    """Apply one structural mutation in place (raw JSON text to splice in goes to ``splices``); False when the
+    document has no place for it."""
+    slots = list(_slots(doc))
+    if not slots:
+        return False
+    path, container, key = rng.choice(slots)
+    current = container[key]
+    if kind == "wrong type":
+        container[key] = _wrong_type(rng, current)
+    elif kind == "missing field":
+        dict_slots = [s for s in slots if isinstance(s[1], dict)]
+        if not dict_slots:
+            return False
+        _, container, key = rng.choice(dict_slots)
+        del container[key]
+    elif kind == "huge number":
+        numeric = [s for s in slots if isinstance(s[1][s[2]], JsonNumber)] or slots
+        _, container, key = rng.choice(numeric)
+        container[key] = JsonNumber(rng.choice(HUGE_NUMBERS))
+    elif kind == "number as string":
+        numeric = [s for s in slots if isinstance(s[1][s[2]], JsonNumber)]
+        if not numeric:
+            return False
+        _, container, key = rng.choice(numeric)
+        container[key] = rng.choice([str(container[key]), "9" * 400, "abc", "", "NaN"])
+    elif kind == "huge string":
+        container[key] = "x" * rng.choice([70_000, 300_000])
+    elif kind == "deep nesting":
+        container[key] = token = f"@@splice{len(splices)}@@"
+        splices[token] = _deep(rng)
+    elif kind == "lone surrogate":
+        strings = [s for s in slots if isinstance(s[1][s[2]], str) and not isinstance(s[1][s[2]], JsonNumber)]
+        if not strings:
+            return False
+        _, container, key = rng.choice(strings)
+        token = f"@@splice{len(splices)}@@"
+        splices[token] = jsontext.dumps(str(container[key]))[:-1] + rng.choice(
+            [b"\\ud800", b"\\udfff\\ud800", b"\\u0000", b"\\u202e"]) + b'"'
+        container[key] = token
+    else:
+        raise ValueError(kind)
+    return True
+
+
+JSON_KINDS = ["wrong type", "missing field", "huge number", "number as string", "huge string", "deep nesting",
+              "lone surrogate"]
+
+
+def _dumps(doc: Any, splices: dict[str, bytes]) -> bytes:
+    """``jsontext.dumps`` (exact number literals), then the placeholders replaced by raw JSON text that no
+    serialiser would write: lone surrogate escapes, nesting deeper than a recursive writer goes."""
+    out = jsontext.dumps(doc)
+    for token, text in splices.items():
+        out = out.replace(jsontext.dumps(token), text)
+    return out
+
+
+# ------------------------------------------------------------------------------------------------ corpus
+
+def corpus(fmt: str, per_format: int, seed: int = SEED, ten_mb_line: bool = True) -> list[FuzzInput]:
+    """``per_format`` mutated messages of ``fmt`` (the same list for the same seed)."""
+    rng = random.Random(f"{seed}:{fmt}")
+    seeds = seed_messages(fmt)
+    binary = get_codec(fmt).capabilities.binary
+    out: list[FuzzInput] = []
+    while len(out) < per_format:
+        name, raw = rng.choice(seeds)
+        if binary or rng.random() < 0.45:
+            kinds = AVRO_KINDS if binary else BYTE_KINDS
+            kind = rng.choice(sorted(kinds))
+            mutated = kinds[kind](rng, raw) if raw else raw
+        else:
+            kind = rng.choice(JSON_KINDS)
+            try:
+                doc, _ = jsontext.loads(raw)
+            except ValueError:
+                continue
+            splices: dict[str, bytes] = {}
+            if not _mutate_json(rng, doc, kind, splices):
+                continue
+            mutated = _dumps(doc, splices)
+        if not binary:
+            mutated = mutated.replace(b"\n", b" ").replace(b"\r", b" ")  # stays one line of a JSON-lines file
+        if mutated.strip() and mutated != raw:
+            out.append(FuzzInput(fmt, f"{kind} of {name}", mutated))
+    if ten_mb_line and not binary:
+        out.append(FuzzInput(fmt, "10 MB line", ten_mb(seeds)))
+    return out
+
+
+def ten_mb(seeds: list[tuple[str, bytes]]) -> bytes:
+    """A well-formed message of one seed with a 10 MB string added as an unknown field."""
+    for _, raw in seeds:
+        try:
+            doc, _ = jsontext.loads(raw)
+        except ValueError:
+            continue
+        if isinstance(doc, dict):
+            doc["padding"] = "p" * TEN_MB
+            return jsontext.dumps(doc)
+    return b'{"padding":"' + b"p" * TEN_MB + b'"}'
