@@ -11,14 +11,19 @@ import importlib
 import sys
 from typing import Sequence
 
+from cdc_jobs.contract import MergeArgs, ReplayArgs, VerifyArgs
+
 JOBS = {
-    "replay": "cdc_jobs.replay",
-    "merge": "cdc_jobs.merge",
-    "verify": "cdc_jobs.verify",
-    "archive": "cdc_jobs.archive",
-    "sample": "cdc_jobs.sample",
-    "formats": "cdc_jobs.formats_cmd",
+    "replay": "cdc_jobs.commands.replay",
+    "merge": "cdc_jobs.commands.merge",
+    "verify": "cdc_jobs.commands.verify",
+    "archive": "cdc_jobs.commands.archive",
+    "sample": "cdc_jobs.commands.sample",
+    "formats": "cdc_jobs.commands.formats",
 }
+
+
+SPARK_JOBS = {"replay", "merge", "verify", "archive"}
 
 
 def _window_args(p: argparse.ArgumentParser) -> None:
@@ -31,45 +36,13 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="cdc-replay", description=__doc__.splitlines()[0])
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    p = sub.add_parser("replay", help="decode an archive (files or Kafka) into canonical events; optionally "
-                       "re-encode them")
-    p.add_argument("--source", required=True, action="append",
-                   help="archive files (path, directory or glob; repeatable) or kafka://HOST:PORT[,..]/TOPIC[,..]")
-    p.add_argument("--format", required=True, help="vendor format of the archived messages (see `formats`)")
-    _window_args(p)
-    p.add_argument("--tables", action="append", default=[],
-                   help="db.table glob(s) to keep, e.g. 'shop.*' (repeatable or comma-separated); default all")
-    p.add_argument("--primary-key", action="append", default=[], metavar="TABLES=COL[,COL]",
-                   help="key columns of tables whose format does not name them (SharePlex, relational rows in "
-                   "Mongo JSON), e.g. 'shop.order_items=order_id,line_no'; TABLES is a db.table glob; repeatable")
-    p.add_argument("--to-format", help="re-encode the kept events into this format under OUT/encoded/")
-    p.add_argument("--sink", help="also write the re-encoded messages to kafka://HOST:PORT/TOPIC")
-    p.add_argument("--checkpoint", help="continue an earlier replay: its output directory or checkpoint.json; the window starts "
-                   "where that replay's ended unless --since is given")
-    p.add_argument("--lookback", default="1h",
-                   help="Kafka only: how much earlier than --since to start reading, to cover the gap between a "
-                   "record's Kafka timestamp and its source event time (e.g. 30m, 2h, 1d; default 1h)")
-    p.add_argument("--kafka-config", help="file with Kafka client settings (security etc.), never secrets "
-                   "on the command line; also CDC_REPLAY_KAFKA_CONFIG")
-    p.add_argument("--max-records-per-split", type=int, default=200_000,
-                   help="upper bound of records one Spark partition reads from one Kafka partition")
-    p.add_argument("--out", required=True, help="output directory, replaced atomically")
-
-    p = sub.add_parser("merge", help="apply replayed events to table state")
-    p.add_argument("--replay", required=True, action="append", help="a replay output directory (repeatable)")
-    p.add_argument("--base", help="state directory of an earlier merge to continue from")
-    p.add_argument("--tables", action="append", default=[], help="db.table glob(s) to merge; default all")
-    p.add_argument("--history", action="store_true", help="also write a type-2 history per table")
-    p.add_argument("--out", required=True, help="state directory to write, replaced atomically")
-
-    p = sub.add_parser("verify", help="check per-table row counts and account for every record")
-    p.add_argument("--replay", required=True, action="append", help="replay output directory (repeatable)")
-    p.add_argument("--state", required=True, help="state directory written by merge")
-    p.add_argument("--base", help="the --base state the merge started from, if any")
-    p.add_argument("--reference", help="source database SQLAlchemy URL (from an env var or Airflow connection, "
-                   "not typed here if it holds a password) or a JSON file of counts")
-    p.add_argument("--report", help="write the JSON report here (default STATE/verification.json)")
-    p.add_argument("--html", help="also write an HTML report here")
+    # replay, merge and verify: their options are the job contract (cdc_jobs.contract), which Airflow's form,
+    # pipelines file and spark-submit arguments are derived from too.
+    for cls, text in ((ReplayArgs, "decode an archive (files or Kafka) into canonical events; optionally "
+                       "re-encode them"),
+                      (MergeArgs, "apply replayed events to table state"),
+                      (VerifyArgs, "check per-table row counts and account for every record")):
+        cls.add_arguments(sub.add_parser(cls.command, help=text))
 
     p = sub.add_parser("archive", help="dump a Kafka topic window to files in the dump format")
     p.add_argument("--source", required=True, help="kafka://HOST:PORT[,..]/TOPIC[,..]")
@@ -95,12 +68,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     module = importlib.import_module(JOBS[args.command])
     try:
+        if args.command in SPARK_JOBS:
+            # Stages, tasks, records read and rate while the job runs (jobs/progress.py): a bar on a
+            # terminal, a plain line every few seconds in logs.
+            from cdc_jobs.progress import Reporter
+
+            with Reporter(f"cdc-replay {args.command}"):
+                return int(module.run(args) or 0)
         return int(module.run(args) or 0)
     except Exception as exc:  # a job failure is reported as one clear line plus the exit code
         if getattr(exc, "user_facing", False) or exc.__class__.__name__ in {"UnknownFormatError", "DecodeError",
                                                                             "UsageError"}:
             print(f"cdc-replay {args.command}: {exc}", file=sys.stderr)
-            return 2
+            return int(getattr(exc, "exit_code", 2))
         raise
 
 

@@ -32,4 +32,7 @@ def session(app_name: str = "cdc-replay") -> SparkSession:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel(os.environ.get("CDC_REPLAY_SPARK_LOG_LEVEL", "WARN"))
+    from cdc_jobs.io.storage import configure_spark
+
+    configure_spark(spark)
     return spark

@@ -9,9 +9,9 @@ import json
 import pytest
 
 from cdc_jobs import cli
-from cdc_jobs.kafka_config import ENV_FILE
-from cdc_jobs.kafka_source import read_kafka
-from cdc_jobs.sources_files import read_files
+from cdc_jobs.io.kafka_config import ENV_FILE
+from cdc_jobs.io.kafka_source import read_kafka
+from cdc_jobs.io.files import read_files
 
 from kafka_broker import wait_ms_boundary
 

@@ -13,7 +13,7 @@ from cdc_codecs.records import from_record
 from cdc_codecs.registry import FORMATS
 from cdc_codecs.scenario import assert_same_as_scenario, scenario_events
 from cdc_jobs import cli
-from cdc_jobs.sample import write_archive
+from cdc_jobs.commands.sample import write_archive
 
 pytestmark = pytest.mark.spark
 

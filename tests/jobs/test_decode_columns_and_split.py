@@ -12,9 +12,9 @@ import pytest
 from cdc_codecs import Position, get_codec
 from cdc_codecs.records import to_record
 from cdc_codecs.scenario import scenario_events
-from cdc_jobs.decode import decode_batches
+from cdc_jobs.transforms.decode import decode_batches
 from cdc_jobs.schemas import DECODED_ARROW, RAW_ARROW
-from cdc_jobs.sources_files import _numbered_lines, plan_partitions, read_lines, split_lines_file
+from cdc_jobs.io.files import _numbered_lines, plan_partitions, read_lines, split_lines_file
 
 
 def raw_batch(values: list) -> pa.RecordBatch:

@@ -15,7 +15,7 @@ import pytest
 from cdc_codecs import get_codec
 from cdc_codecs.registry import FORMATS
 from cdc_jobs import cli
-from cdc_jobs.sample import simulate, write_archive
+from cdc_jobs.commands.sample import simulate, write_archive
 
 pytestmark = pytest.mark.spark
 

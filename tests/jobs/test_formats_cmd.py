@@ -6,7 +6,7 @@ from pathlib import Path
 
 from cdc_codecs import FORMATS
 from cdc_jobs import cli
-from cdc_jobs.formats_cmd import capability_rows, markdown_table
+from cdc_jobs.commands.formats import capability_rows, markdown_table
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

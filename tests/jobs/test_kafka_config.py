@@ -8,7 +8,7 @@ import pytest
 
 from cdc_jobs.durations import parse_duration
 from cdc_jobs.errors import UsageError
-from cdc_jobs.kafka_config import (ENV_FILE, ENV_JSON, for_consumer, for_producer, load_client_config,
+from cdc_jobs.io.kafka_config import (ENV_FILE, ENV_JSON, for_consumer, for_producer, load_client_config,
                                    parse_kafka_url)
 
 SECRET = "s3cr3t-Pa55"

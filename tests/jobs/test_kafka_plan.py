@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from cdc_jobs.errors import UsageError
-from cdc_jobs.kafka_plan import (OffsetRange, PartitionState, PlanError, Split, checkpoint_offsets, offset_answer,
+from cdc_jobs.io.kafka_plan import (OffsetRange, PartitionState, PlanError, Split, checkpoint_offsets, offset_answer,
                                  plan_ranges, split_ranges)
 
 

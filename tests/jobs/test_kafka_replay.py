@@ -15,7 +15,7 @@ import pytest
 from cdc_codecs import get_codec
 from cdc_codecs.records import from_record
 from cdc_jobs import cli
-from cdc_jobs.sample import simulate
+from cdc_jobs.commands.sample import simulate
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -57,6 +57,7 @@ def test_kafka_replay_reencode_to_kafka_and_replay_again_gives_the_same_events(k
     assert {s["source"] for s in counts["sources"]} == {"e2e-in"}
     written = counts["encoded"]["sink"]["written"]
     assert written == counts["encoded"]["messages"] > 0
+    assert counts["encoded"]["sink"]["mode"] == "transactional" and counts["encoded"]["sink"]["committed"] == written
 
     assert cli.main(["replay", "--source", b.url("e2e-out"), "--format", "canal-json", "--kafka-config", str(cfg),
                      "--out", str(second)]) == 0

@@ -9,9 +9,9 @@ import pytest
 
 from cdc_codecs import get_codec
 from cdc_jobs.errors import UsageError
-from cdc_jobs.kafka_sink import write_kafka
-from cdc_jobs.kafka_source import read_kafka
-from cdc_jobs.sample import simulate
+from cdc_jobs.io.kafka_sink import write_kafka
+from cdc_jobs.io.kafka_source import read_kafka
+from cdc_jobs.commands.sample import simulate
 
 # Tansu's end offset is only right when every produce batch holds one record (see kafka_broker.py); a
 # production sink keeps kafka-python's batching.

@@ -14,11 +14,11 @@ import pytest
 from pyspark.sql import functions as F
 
 from cdc_codecs import get_codec
-from cdc_jobs import kafka_source
+from cdc_jobs.io import kafka_source
 from cdc_jobs.errors import UsageError
-from cdc_jobs.kafka_plan import Split
-from cdc_jobs.kafka_source import plan_kafka, read_kafka, read_plan
-from cdc_jobs.sample import simulate
+from cdc_jobs.io.kafka_plan import Split
+from cdc_jobs.io.kafka_source import plan_kafka, read_kafka, read_plan
+from cdc_jobs.commands.sample import simulate
 from cdc_jobs.schemas import RAW_SPARK
 
 from kafka_broker import wait_ms_boundary

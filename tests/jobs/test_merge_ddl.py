@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from cdc_jobs.merge_transform import ColumnDecl, DdlAction, DdlEvent, evolve_columns, order_key, parse_ddl
+from cdc_jobs.transforms.merge import ColumnDecl, DdlAction, DdlEvent, evolve_columns, order_key, parse_ddl
 
 
 def test_parse_mysql_and_postgres_column_ddl():

@@ -8,7 +8,7 @@ import uuid
 
 import pytest
 
-from cdc_jobs import reference as ref
+from cdc_jobs.io import reference as ref
 from cdc_jobs.errors import UsageError
 
 

@@ -9,7 +9,7 @@ from decimal import Decimal
 import pytest
 from pyspark.sql import functions as F
 
-from cdc_jobs import state_types as st
+from cdc_jobs.transforms import state_types as st
 
 
 @pytest.mark.parametrize("type_name,jdbc,expected", [

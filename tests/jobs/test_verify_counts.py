@@ -10,7 +10,7 @@ import pytest
 from cdc_codecs import Event, Op, Position
 from cdc_codecs.records import to_record
 from cdc_codecs.scenario import final_state, scenario_events
-from cdc_jobs import verify_counts as vc
+from cdc_jobs.transforms import verify_counts as vc
 from cdc_jobs.schemas import EVENT_ARROW, EVENT_SPARK
 
 

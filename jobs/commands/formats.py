@@ -1,0 +1,49 @@
+"""`cdc-replay formats`: every registered format with its capabilities (the README carries the same table)."""
+
+from __future__ import annotations
+
+import argparse
+
+from cdc_codecs.registry import FORMATS, get_codec
+
+
+def capability_rows() -> list[dict]:
+    rows = []
+    for name in sorted(FORMATS):
+        try:
+            codec = get_codec(name)
+        except ImportError as exc:
+            rows.append({"format": name, "vendor": "?", "error": f"not available: {exc}"})
+            continue
+        rows.append({"format": name, "vendor": codec.vendor, **codec.capabilities.as_dict()})
+    return rows
+
+
+# How `replay --to-format` splits the work (see ``Capabilities.order_scope``).
+_ORDER = {"key": "per key (a table is split by key hash and encoded in parallel)",
+          "table": "per table (message/transaction groups kept: one sorted, streamed task per table)"}
+
+
+def markdown_table(rows: list[dict]) -> str:
+    head = "| format | vendor | binary | typed values | update before image | update after image | delete image | key names | transactions | messages per update | re-encode order | declared losses | notes |"
+    lines = [head, "|" + "---|" * 13]
+    for r in rows:
+        if "error" in r:
+            lines.append(f"| `{r['format']}` | {r['vendor']} | | | | | | | | | | | {r['error']} |")
+            continue
+        lines.append(
+            f"| `{r['format']}` | {r['vendor']} | {'yes' if r['binary'] else 'no'} | "
+            f"{'yes' if r['typed_values'] else 'no'} | {r['before_image']} | {r['after_image']} | {r['delete_image']} | "
+            f"{'yes' if r['primary_key'] else 'no'} | {'yes' if r['transactions'] else 'no'} | {r['messages_per_update']} | "
+            f"{_ORDER[r['order_scope']]} | {_losses(r['losses'])} | {r['notes']} |")
+    return "\n".join(lines)
+
+
+def _losses(losses: dict) -> str:
+    """``family: loss`` pairs; "exact" when the format carries every type family exactly."""
+    return ", ".join(f"{fam}: {loss}" for fam, loss in sorted(losses.items())) or "exact"
+
+
+def run(args: argparse.Namespace) -> int:
+    print(markdown_table(capability_rows()))
+    return 0

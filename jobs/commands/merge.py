@@ -1,0 +1,381 @@
+"""`cdc-replay merge`: replayed events (+ an optional ``--base`` state) -> exact table state, published atomically.
+
+State directory layout (STATE):
+  STATE/<table_name>/        one Parquet table per source table (``db.table`` or ``db.schema.table``): source
+                             columns typed by ``cdc_jobs.transforms.state_types`` + ``_cdc_op``, ``_cdc_sequence``,
+                             ``_cdc_event_time_ms``, ``_cdc_source``, ``_cdc_partition``, ``_cdc_offset``,
+                             ``_cdc_index``, ``_cdc_format`` (the event that last wrote the row). Rows ordered by
+                             key, files named ``part-NNNNN.snappy.parquet``: same inputs -> identical bytes.
+  STATE/_history/<table>/    with ``--history``: SCD type 2 rows (source columns + ``_cdc_valid_from_sequence``,
+                             ``_cdc_valid_from_event_time_ms``, ``_cdc_valid_to_sequence``,
+                             ``_cdc_valid_to_event_time_ms``, ``_cdc_is_current``, ``_cdc_op``). Versions of
+                             a ``--base`` written with ``--history`` are carried on; without it history starts
+                             at this run (and a run without ``--history`` drops it).
+  STATE/_canonical/          the exact state as canonical text (``cdc_jobs.transforms.merge.canonical``), partitioned
+                             by ``kind`` (state | version) and ``table_name``: rows, tombstones of deleted keys
+                             and the last applied event per key. It is what ``--base`` reads, so typing never
+                             loses a value between days.
+  STATE/_state.json          tables, row counts, canonical column declarations and Spark types, primary key /
+                             identity, last sequence and position, DDL history per table.
+The whole directory is written to a staging sibling and swapped in at the end (``cdc_jobs.io.atomic``).
+``--tables`` limits which replayed events are merged; tables of the ``--base`` are always carried over.
+Semantics (ordering, duplicates, unknown keys, key changes, tables without key, DDL, documents) are described in
+``cdc_jobs.transforms.merge``.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import functools
+import json
+import math
+import os
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, Optional, Sequence
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from cdc_jobs.transforms import merge as mt
+from cdc_jobs.transforms import state_types as st
+from cdc_jobs.io.atomic import resolve_output, staged_output
+from cdc_jobs.errors import UsageError
+from cdc_jobs.schemas import EVENT_SPARK
+
+STATE_FILE = "_state.json"
+CANONICAL = "_canonical"
+HISTORY = "_history"
+FORMAT_VERSION = 1
+ROWS_PER_FILE = 1_000_000
+META_COLUMNS = [("op", "_cdc_op"), ("sequence", "_cdc_sequence"), ("event_time_ms", "_cdc_event_time_ms"),
+                ("pos_source", "_cdc_source"), ("pos_partition", "_cdc_partition"), ("pos_offset", "_cdc_offset"),
+                ("pos_index", "_cdc_index"), ("format", "_cdc_format")]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Inputs
+
+
+def _local(path: str, option: str = "--replay") -> Path:
+    """The committed directory of an output (plain path or URI; ``cdc_jobs.io.atomic.resolve_output``)."""
+    return resolve_output(path, option)
+
+
+def table_patterns(values: Sequence[str]) -> list[str]:
+    return [p.strip() for v in values or () for p in v.split(",") if p.strip()]
+
+
+def read_events(spark: SparkSession, replays: Sequence[str], patterns: Sequence[str]) -> DataFrame:
+    paths = []
+    for r in replays:
+        events = _local(r) / "events"
+        if not events.is_dir():
+            raise UsageError(f"--replay {r}: no events/ directory (is it the --out of `cdc-replay replay`?)")
+        paths.append(str(events))
+    # One read per replay: each is its own partitioned table (Spark refuses several roots in one read).
+    df = functools.reduce(DataFrame.unionByName, [spark.read.schema(EVENT_SPARK).parquet(p) for p in paths])
+    if patterns:
+        cond = F.lit(False)
+        for p in patterns:
+            cond = cond | F.col("table_name").rlike("^" + fnmatch.translate(p))  # rlike searches: anchor it
+        df = df.filter(cond)
+    return df
+
+
+def read_base(spark: SparkSession, base: str) -> tuple[dict, DataFrame]:
+    root = _local(base, "--base")
+    state_file = root / STATE_FILE
+    if not state_file.is_file():
+        raise UsageError(f"--base {base}: no {STATE_FILE} (is it the --out of an earlier `cdc-replay merge`?)")
+    state = json.loads(state_file.read_text())
+    if state.get("format_version") != FORMAT_VERSION:
+        raise UsageError(f"--base {base}: {STATE_FILE} format_version {state.get('format_version')!r}, "
+                         f"this merge reads {FORMAT_VERSION}")
+    return state, read_canonical(spark, root / CANONICAL)
+
+
+def read_canonical(spark: SparkSession, directory: Path) -> DataFrame:
+    """The canonical copy. Spark skips paths whose name starts with '_' when listing, so the partition
+    directories are named explicitly (with basePath, so ``kind`` and ``table_name`` come from the paths)."""
+    parts = sorted(str(p) for p in directory.glob("kind=*") if p.is_dir())
+    if not parts:
+        return spark.createDataFrame([], mt.CANONICAL_SPARK)
+    return spark.read.option("basePath", str(directory)).schema(mt.CANONICAL_SPARK).parquet(*parts)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Small aggregates collected to the driver (DDL, column declarations, per-table statistics)
+
+
+def _order(r: Any) -> mt.OrderKey:
+    return mt.order_key(r["rank"], r["sequence"], r["pos_source"], r["pos_partition"], r["pos_offset"],
+                        r["pos_index"])
+
+
+def collect_ddls(events: DataFrame, known: set[str]) -> dict[str, list[mt.DdlEvent]]:
+    out: dict[str, list[mt.DdlEvent]] = {}
+    for r in mt.schema_events(events).collect():
+        if r["hash"] in known:
+            continue  # re-sent DDL already applied by the base state
+        out.setdefault(r["table_name"], []).append(mt.DdlEvent(
+            _order(r), r["op"], r["ddl"], r["event_time_ms"], r["hash"], tuple(mt.parse_ddl(r["ddl"], r["op"]))))
+    for v in out.values():
+        v.sort(key=lambda d: d.order)
+    return out
+
+
+def collect_column_lists(events: DataFrame) -> dict[str, list[tuple]]:
+    out: dict[str, list[tuple]] = {}
+    for r in mt.column_lists(events).collect():
+        decl = [mt.ColumnDecl(n, t, j) for n, t, j in zip(r["names"], r["types"], r["jdbc"])]
+        out.setdefault(r["table_name"], []).append((_order(r["first"]), _order(r["last"]), decl, list(r["pk"]),
+                                                    r["row_id"]))
+    return out
+
+
+def table_stats(canonical: DataFrame) -> dict[str, dict]:
+    state = canonical.filter(F.col("kind") == "state")
+    order = F.struct(*mt.ORDER_FIELDS, "event_time_ms")
+    rows = state.groupBy("table_name").agg(
+        F.sum(F.when(~F.col("deleted"), 1).otherwise(0)).alias("rows"),
+        F.sum(F.when(F.col("deleted"), 1).otherwise(0)).alias("tombstones"),
+        F.max(order).alias("last")).collect()
+    stats = {}
+    for r in rows:
+        last = r["last"]
+        stats[r["table_name"]] = {
+            "rows": int(r["rows"]), "tombstones": int(r["tombstones"]),
+            "last_sequence": [str(s) for s in (last["sequence"] or [])],
+            "last_position": {"source": last["pos_source"], "partition": last["pos_partition"],
+                              "offset": last["pos_offset"], "index": last["pos_index"]},
+            "last_event_time_ms": last["event_time_ms"],
+            "_order": _order(last),
+        }
+    return stats
+
+
+def _watermark_out(order: Optional[mt.OrderKey]) -> Optional[list]:
+    if order is None:
+        return None
+    rank, seq, src, part, off, idx = order
+    return [rank, [str(x) for x in seq], src, part, off, idx]
+
+
+def _watermark_in(value: Optional[list]) -> Optional[mt.OrderKey]:
+    if not value:
+        return None
+    rank, seq, src, part, off, idx = value
+    return mt.order_key(rank, [Decimal(x) for x in seq], src, part, off, idx)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# Typed output
+
+
+def plan_typings(spark: SparkSession, rows: DataFrame, columns: dict[str, list[mt.ColumnDecl]],
+                 lineage: Optional[dict[str, dict[str, list[str]]]] = None
+                 ) -> dict[str, list[tuple[mt.ColumnDecl, st.Typing, str]]]:
+    """Declared typing per table and column, downgraded to string where some value would not survive exactly.
+    One Spark job for all tables: image entries joined with the (small) plan, checked by typing."""
+    planned = {t: [(c, st.typing_for(c.type_name, c.jdbc_type)) for c in cols] for t, cols in columns.items()}
+    kinds = sorted({t for cols in planned.values() for _, t in cols if not t.is_string},
+                   key=lambda t: (t.family, t.spark_type))
+    lineage = lineage or {}
+    spec = [(table, name, c.name, kinds.index(t)) for table, cols in planned.items() for c, t in cols
+            if not t.is_string for name in dict.fromkeys([c.name, *lineage.get(table, {}).get(c.name, [])])]
+    bad: dict[tuple[str, str], int] = {}
+    if spec:
+        plan = spark.createDataFrame(spec, "table_name string, column string, target string, t int")
+        entries = rows.select("table_name", F.explode("image").alias("column", "text"))
+        text = F.col("text")
+        ok = F.lit(True)
+        for i in reversed(range(len(kinds))):
+            ok = F.when(F.col("t") == i, st.exact(text, st.typed(text, kinds[i]), kinds[i])).otherwise(ok)
+        for r in (entries.join(F.broadcast(plan), ["table_name", "column"])
+                  .groupBy("table_name", "target").agg(F.sum(F.when(ok, 0).otherwise(1)).alias("bad"))
+                  .filter("bad > 0").collect()):
+            bad[(r["table_name"], r["target"])] = int(r["bad"])
+    result = {}
+    for table, cols in planned.items():
+        result[table] = []
+        for c, t in cols:
+            n = bad.get((table, c.name), 0)
+            if n:
+                result[table].append((c, st.Typing(t.family, st.STRING),
+                                      f"{n} value(s) not exactly representable as {t.spark_type}: kept as text"))
+            else:
+                result[table].append((c, t, ""))
+    return result
+
+
+def rename_lineage(ddl_history: Sequence[dict]) -> dict[str, list[str]]:
+    """Current column name -> the names it had, newest first (from RENAME/CHANGE COLUMN in the DDL history)."""
+    names: dict[str, list[str]] = {}
+    for entry in ddl_history:
+        for a in entry["applied"] if isinstance(entry.get("applied"), list) else ():
+            if a["kind"] == "rename" and a.get("new_name"):
+                names[a["new_name"]] = [a["new_name"]] + names.pop(a["column"], [a["column"]])
+            elif a["kind"] == "drop":
+                names.pop(a["column"], None)
+    return names
+
+
+def _text(name: str, aliases: Sequence[str] = ()) -> Any:
+    """The text of a column in an image; a version written before a rename holds it under an older name."""
+    image = F.col("image")
+    expr = F.try_element_at(image, F.lit(name))
+    for old in aliases:
+        if old != name:
+            expr = F.when(F.map_contains_key(image, F.lit(name)), expr).otherwise(F.try_element_at(image, F.lit(old)))
+    return expr
+
+
+def _source_columns(typings, lineage: Optional[dict[str, list[str]]] = None) -> list:
+    lineage = lineage or {}
+    return [st.typed(_text(c.name, lineage.get(c.name, ())), t).alias(c.name) for c, t, _ in typings]
+
+
+def _finish_files(directory: Path) -> None:
+    """Deterministic file names (Spark's carry a random UUID) and no checksum side files."""
+    for dirpath, _, files in os.walk(directory):
+        d = Path(dirpath)
+        for f in files:
+            if f.endswith(".crc"):
+                (d / f).unlink()
+        parts = sorted(f for f in files if f.startswith("part-") and not f.endswith(".crc"))
+        for i, f in enumerate(parts):
+            suffix = ".snappy.parquet" if f.endswith(".snappy.parquet") else ".parquet"
+            (d / f).rename(d / f"part-{i:05d}{suffix}")
+
+
+def write_table(rows: DataFrame, typings, n_rows: int, out: Path) -> None:
+    parts = max(1, math.ceil(n_rows / ROWS_PER_FILE))
+    (rows.repartition(parts, "_key").sortWithinPartitions("_key", "_dup")
+     .select(*_source_columns(typings), *[F.col(a).alias(b) for a, b in META_COLUMNS])
+     .write.parquet(str(out)))
+    _finish_files(out)
+
+
+def write_history(versions: DataFrame, typings, lineage: dict[str, list[str]], out: Path) -> None:
+    h = mt.history_versions(versions)
+    (h.repartition(1).sortWithinPartitions("_key", "_dup", *mt.ORDER_FIELDS)
+     .select(*_source_columns(typings, lineage),
+             F.col("sequence").alias("_cdc_valid_from_sequence"),
+             F.col("event_time_ms").alias("_cdc_valid_from_event_time_ms"),
+             F.col("_to_sequence").alias("_cdc_valid_to_sequence"),
+             F.col("_to_event_time_ms").alias("_cdc_valid_to_event_time_ms"),
+             F.col("_to_rank").isNull().alias("_cdc_is_current"),
+             F.col("op").alias("_cdc_op"))
+     .write.parquet(str(out)))
+    _finish_files(out)
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# The job
+
+
+def _table_plan(previous: dict, lists: list[tuple], ddls: list[mt.DdlEvent]) -> dict:
+    """Columns, primary key, DDL history and rename lineage of one table after this run (driver side)."""
+    base_cols = [mt.ColumnDecl(c["name"], c.get("type_name"), c.get("jdbc_type")) for c in previous.get("columns", [])]
+    # Column lists last seen at or before the base's watermark come from late copies of events the base already
+    # holds: they no longer describe the table (a re-sent pre-RENAME event must not revive the old name).
+    mark = _watermark_in(previous.get("watermark"))
+    lists = [x for x in lists if mark is None or x[1] > mark]
+    ddl_history = previous.get("ddl_history", []) + [d.history_entry() for d in ddls]
+    marks = [m for m in (mark, *(d.order for d in ddls)) if m is not None]
+    return {
+        "columns": mt.evolve_columns(base_cols, [(f, l, d) for f, l, d, _, _ in lists], ddls),
+        "primary_key": max(lists, key=lambda x: x[1])[3] if lists else previous.get("primary_key", []),
+        # A codec-declared row-id column (tables without primary key); the base remembers it between days.
+        "row_id": max(lists, key=lambda x: x[1])[4] if lists else previous.get("row_id"),
+        "ddl_history": ddl_history,
+        "lineage": rename_lineage(ddl_history),
+        "watermark": max(marks) if marks else None,
+    }
+
+
+def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional[str] = None,
+          tables: Sequence[str] = (), history: bool = False) -> dict:
+    """Write the merged state into ``out`` (a staging directory); returns the ``_state.json`` content."""
+    events = read_events(spark, replays, table_patterns(tables))
+    base_state, base_canonical = read_base(spark, base) if base else ({"tables": {}}, None)
+    base_tables: dict = base_state.get("tables", {})
+
+    known_ddl = {d["hash"] for t in base_tables.values() for d in t.get("ddl_history", [])}
+    ddls = collect_ddls(events, known_ddl)
+    lists = collect_column_lists(events)
+
+    work = mt.prepare_events(events.filter(F.col("op").isin(*mt.DATA_OPS) & F.col("table_name").isNotNull()))
+    if base_canonical is not None:
+        work = work.unionByName(mt.prepare_base(base_canonical.filter(F.col("kind") == "state")))
+    partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+    canonical = mt.apply_events(work, partitions, ddls, history)
+    if history and base_canonical is not None:
+        canonical = canonical.unionByName(base_canonical.filter(F.col("kind") == "version")
+                                          .select(*mt.CANONICAL_ARROW.names))
+    canonical_dir = out / CANONICAL
+    (canonical.sortWithinPartitions("kind", "table_name", "_key", "_dup", *mt.ORDER_FIELDS)
+     .write.partitionBy("kind", "table_name").parquet(str(canonical_dir)))
+    _finish_files(canonical_dir)
+
+    stored = read_canonical(spark, canonical_dir)
+    stats = table_stats(stored)
+    names = sorted(set(stats) | set(ddls) | set(lists) | set(base_tables))
+    plans = {name: _table_plan(base_tables.get(name, {}), lists.get(name, []), ddls.get(name, []))
+             for name in names}
+    # Typed values must hold for every row written: the state, and with --history every version too.
+    live = stored.filter(~F.col("deleted"))
+    typings = plan_typings(spark, live if history else live.filter(F.col("kind") == "state"),
+                           {n: p["columns"] for n, p in plans.items()},
+                           {n: p["lineage"] for n, p in plans.items()} if history else None)
+    result_tables = {}
+    for name in names:
+        plan = plans[name]
+        s = dict(stats.get(name, {"rows": 0, "tombstones": 0, "last_sequence": [], "last_position": None,
+                                  "last_event_time_ms": None}))
+        marks = [m for m in (s.pop("_order", None), plan["watermark"]) if m is not None]
+        state_rows = stored.filter((F.col("table_name") == name) & ~F.col("deleted") & (F.col("kind") == "state"))
+        write_table(state_rows, typings[name], s["rows"], out / name)
+        if history:
+            write_history(stored.filter((F.col("table_name") == name) & (F.col("kind") == "version")),
+                          typings[name], plan["lineage"], out / HISTORY / name)
+        pk = plan["primary_key"]
+        row_id = plan["row_id"] if any(c.name == plan["row_id"] for c in plan["columns"]) else None
+        result_tables[name] = {
+            **s,
+            "primary_key": pk,
+            "identity": ("primary key" if pk and pk != [row_id] else
+                         row_id if row_id else "row hash (SHA-256 of the non-NULL column values)"),
+            "row_id": row_id,
+            "columns": [{**c.as_dict(), "family": t.family, "spark_type": t.spark_type,
+                         **({"note": note} if note else {})} for c, t, note in typings[name]],
+            "ddl_history": plan["ddl_history"],
+            # Highest order key applied to this table (data or DDL): [rank, sequence, source, partition,
+            # offset, index]. The next --base run ignores column declarations of events at or before it.
+            "watermark": _watermark_out(max(marks) if marks else None),
+        }
+    state = {"format_version": FORMAT_VERSION, "history": history,
+             "inputs": {"replay": list(replays), "base": base, "tables": list(tables)},
+             "tables": result_tables}
+    (out / STATE_FILE).write_text(json.dumps(state, indent=2, sort_keys=True, default=_json_default) + "\n")
+    return state
+
+
+def _json_default(v: Any) -> Any:
+    if isinstance(v, Decimal):
+        return str(v)
+    raise TypeError(type(v))
+
+
+def run(args: Any) -> int:
+    from cdc_jobs.spark import session
+
+    spark = session("cdc-replay merge")
+    with staged_output(args.out, "state") as stage:
+        state = merge(spark, args.replay, stage, base=args.base, tables=args.tables, history=args.history)
+    for name, t in state["tables"].items():
+        print(f"{name}: {t['rows']} rows ({t['tombstones']} deleted keys kept as tombstones), "
+              f"{len(t['ddl_history'])} DDL, last sequence {t['last_sequence'] or '-'}")
+    print(f"merged {len(state['tables'])} table(s) into {args.out}")
+    return 0

@@ -1,0 +1,227 @@
+"""`cdc-replay replay`: archive (files or Kafka) -> canonical events (+ re-encoded messages), published atomically."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from cdc_codecs import Op, get_codec
+
+from cdc_jobs.transforms.accounting import checkpoint, summarise, summarise_encoded
+from cdc_jobs.io.atomic import resolve_output, staged_output
+from cdc_jobs.transforms.dead_letters import (NONE, OPTION, TOP, DeadLetterBudgetExceeded, breakdown, evaluate,
+                                              parse_budget, summary_lines, table_counts)
+from cdc_jobs.transforms.decode import decode
+from cdc_jobs.transforms.encode import dead_letters as encode_dead_letters
+from cdc_jobs.transforms.encode import encode, file_lines
+from cdc_jobs.transforms.encode import messages as encoded_messages
+from cdc_jobs.errors import UsageError
+from cdc_jobs.schemas import DEAD_LETTER_COLUMNS, ENCODED_DEAD_LETTER_COLUMNS, EVENT_FIELDS, MARKER_KINDS
+from cdc_jobs.spark import session
+from cdc_jobs.transforms.window import parse_instant, parse_primary_keys, split_patterns, tables_filter, window_filter, with_primary_keys
+
+
+def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | None, until_ms: int | None,
+                ckpt: dict | None) -> tuple[DataFrame, list[dict]]:
+    """RAW rows of the archive, and the planned partitions (Kafka) that the checkpoint must list."""
+    kafka = [s for s in args.source if s.startswith("kafka://")]
+    if kafka and len(kafka) != len(args.source):
+        raise UsageError("--source: give either Kafka URLs or archive files, not both in one replay")
+    if not kafka:
+        from cdc_jobs.io.files import read_files
+
+        return skip_checkpointed(read_files(spark, args.source), ckpt), []
+    from cdc_jobs.durations import parse_duration
+    from cdc_jobs.io.kafka_config import load_client_config
+    from cdc_jobs.io.kafka_source import plan_kafka, read_plan
+
+    config = load_client_config(args.kafka_config or os.environ.get("CDC_REPLAY_KAFKA_CONFIG"))
+    frames, planned = [], []
+    for url in kafka:
+        plan = plan_kafka(url, since_ms, until_ms, parse_duration(args.lookback), config, checkpoint=ckpt)
+        planned.extend(plan.checkpoint_sources())
+        frames.append(read_plan(spark, plan, args.max_records_per_split, config))
+    out = frames[0]
+    for f in frames[1:]:
+        out = out.unionByName(f)
+    return out, planned
+
+
+def skip_checkpointed(raw: DataFrame, ckpt: dict | None) -> DataFrame:
+    """Files: records before a source's checkpointed ``next_offset`` were handled by the earlier replay."""
+    if not ckpt:
+        return raw
+    done = F.lit(False)
+    for s in ckpt.get("sources", []):
+        done = done | ((F.col("pos_source") == s["source"]) & (F.col("pos_partition") == s["partition"])
+                       & (F.col("pos_offset") < s["next_offset"]))
+    return raw.where(~done)
+
+
+def load_checkpoint(path: str | None) -> dict | None:
+    if not path:
+        return None
+    try:
+        file = resolve_output(path, "--checkpoint")  # an output directory (also on an object store) ...
+        file = file / "checkpoint.json" if file.is_dir() else file  # ... or the checkpoint file itself
+        return json.loads(file.read_text())
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--checkpoint: cannot read '{path}': {exc}") from exc
+
+
+def not_carried(summary: dict, carried: list[str]) -> dict[str, int]:
+    """Events the target format has no way to express (e.g. heartbeats in Canal), per op: left out on purpose
+    and reported, never dropped silently."""
+    out: dict[str, int] = {}
+    for ops in [*summary["events"].values(), summary["control"]]:
+        for op, n in ops.items():
+            if op not in carried:
+                out[op] = out.get(op, 0) + n
+    return dict(sorted(out.items()))
+
+
+def _write_json(path: Path, value: Any) -> None:
+    path.write_text(json.dumps(value, indent=2, sort_keys=True, default=str) + "\n")
+
+
+def _name_encoded_files(directory: Path, binary: bool) -> None:
+    """Spark names files part-NNNNN-<uuid>.txt; give them stable names replay recognises."""
+    suffix = ".dump.jsonl" if binary else ".jsonl"
+    for n, f in enumerate(sorted(directory.glob("part-*"))):
+        f.rename(directory / f"part-{n:05d}{suffix}")
+    for f in directory.glob(".*.crc"):
+        f.unlink()
+
+
+def run(args: argparse.Namespace) -> int:
+    codec = get_codec(args.format)  # unknown format: clear error before Spark starts
+    target = get_codec(args.to_format) if args.to_format else None
+    ckpt = load_checkpoint(args.checkpoint)
+    # A continuation starts where the earlier replay's window ended, so a record read by both is emitted once.
+    since_ms = parse_instant(args.since, "--since") if args.since or not ckpt else ckpt.get("until_ms")
+    until_ms = parse_instant(args.until, "--until")
+    if since_ms is not None and until_ms is not None and since_ms >= until_ms:
+        raise UsageError(f"--since ({args.since}) must be before --until ({args.until})")
+    if args.sink and not args.to_format:
+        raise UsageError("--sink needs --to-format: the format to write to the topic")
+    if getattr(args, "sink_mode", None) not in (None, "transactional", "idempotent"):
+        raise UsageError(f"--sink-mode: '{args.sink_mode}' is not transactional or idempotent")
+    patterns = split_patterns(args.tables)
+    keys = parse_primary_keys(getattr(args, "primary_key", None))
+    budget = parse_budget(getattr(args, "max_dead_letters", None))  # a bad spec fails before Spark starts
+
+    spark = session("cdc-replay replay")
+    raw, planned = read_source(spark, args, since_ms, until_ms, ckpt)
+    decoded = decode(raw, codec.name)
+    decoded = decoded.persist(StorageLevel.MEMORY_AND_DISK)
+    in_window, in_tables = window_filter(since_ms, until_ms), tables_filter(patterns)
+    try:
+        with staged_output(args.out, "replay") as stage:
+            # Marker rows (fragments of multi-message events, Kafka tombstones) exist only for the accounting.
+            is_event = F.col("dl_reason").isNull() & ~F.col("op").isin(*MARKER_KINDS)
+            kept = with_primary_keys(decoded.where(is_event & in_window & in_tables).select(*EVENT_FIELDS), keys)
+            kept.write.partitionBy("table_name").parquet(str(stage / "events"))
+            decoded.where(F.col("dl_reason").isNotNull()).select(*DEAD_LETTER_COLUMNS).write.parquet(
+                str(stage / "dead_letters"))
+            summary = summarise(decoded, in_window, in_tables, until_ms)
+            counts = {"format": codec.name, "to_format": args.to_format,
+                      "window": {"since_ms": since_ms, "until_ms": until_ms}, "tables": patterns, **summary}
+            # Before anything is encoded or sent: over budget, nothing is published (see dead_letters.py).
+            check_dead_letter_budget(budget, decoded, counts, stage, args.out)
+            if target is not None:
+                # One pass: the events are encoded from the same decoded frame (persisted above), not read back.
+                carried = [op.value for op in Op if target.capabilities.carries(op)]
+                partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+                encoded = encode(kept.where(F.col("op").isin(carried)), target.name, partitions).persist(
+                    StorageLevel.MEMORY_AND_DISK)
+                file_lines(encoded).write.text(str(stage / "encoded"))
+                _name_encoded_files(stage / "encoded", target.capabilities.binary)
+                encode_dead_letters(encoded).select(
+                    F.lit(target.name).alias("to_format"), *ENCODED_DEAD_LETTER_COLUMNS).write.parquet(
+                    str(stage / "encoded_dead_letters"))
+                counts["encoded"] = {"format": target.name, **summarise_encoded(encoded),
+                                     "not_carried": not_carried(summary, carried)}
+                if args.sink:
+                    counts["encoded"]["sink"] = write_sink(encoded_messages(encoded), args, since_ms, until_ms)
+                encoded.unpersist()
+            _write_json(stage / "counts.json", counts)
+            _write_json(stage / "checkpoint.json", checkpoint(summary, since_ms, until_ms, planned))
+            (stage / "_SUCCESS").write_text("")
+    finally:
+        decoded.unpersist()
+    clear_rejected(args.out)
+    print_summary(args.out, counts)
+    return 0
+
+
+def write_sink(encoded: DataFrame, args: argparse.Namespace, since_ms: int | None, until_ms: int | None) -> dict:
+    """--sink: exactly-once (one Kafka transaction per task, ids from output + window + partition) unless
+    --sink-mode idempotent."""
+    from cdc_jobs.io.kafka_config import load_client_config, parse_kafka_url
+    from cdc_jobs.io.kafka_sink import run_digest, write_kafka, write_kafka_transactional
+
+    config = load_client_config(args.kafka_config or os.environ.get("CDC_REPLAY_KAFKA_CONFIG"))
+    mode = getattr(args, "sink_mode", None) or "transactional"
+    if mode == "idempotent":
+        return {"url": args.sink, "mode": mode, "written": write_kafka(encoded, args.sink, config)}
+    topic = parse_kafka_url(args.sink, "--sink").topics[0]
+    return {"url": args.sink, **write_kafka_transactional(encoded, args.sink, config,
+                                                          run_digest(args.out, since_ms, until_ms, topic))}
+
+
+def rejected_path(out: str) -> str:
+    """Where a replay over its dead-letter budget leaves its dead letters and counts for inspection."""
+    return out.rstrip("/") + ".rejected"
+
+
+def check_dead_letter_budget(budget, decoded: DataFrame, counts: dict, stage: Path, out: str) -> None:
+    """Add the dead-letter breakdown and budget verdict to ``counts``. Over budget: publish the dead letters and
+    counts (no events) to OUT.rejected/, leave OUT as it was, and raise (exit code 1) naming the top reasons and
+    sources, so a scheduler stops before merge and a user can see what broke."""
+    dead = breakdown(decoded.where(F.col("dl_reason").isNotNull())) if counts["dead_letters"] else dict(NONE)
+    verdict = evaluate(budget, counts["records_read"], counts["dead_letters"],
+                       table_counts(dead["by_table"], counts["events"]))
+    counts["dead_letter_breakdown"], counts["dead_letter_budget"] = dead, verdict
+    if verdict["ok"]:
+        return
+    rejected = rejected_path(out)
+    with staged_output(rejected) as rej:
+        os.rename(stage / "dead_letters", rej / "dead_letters")
+        _write_json(rej / "counts.json", counts)
+        (rej / "REJECTED").write_text("\n".join(summary_lines(verdict, dead, top=TOP)) + "\n")
+    raise DeadLetterBudgetExceeded(
+        f"dead-letter budget exceeded ({OPTION} {budget.spec}); nothing published, {out} is unchanged:\n  "
+        + "\n  ".join(summary_lines(verdict, dead))
+        + f"\n  the dead letters and counts are in {rejected}/ for inspection; fix the archive or raise the budget")
+
+
+def clear_rejected(out: str) -> None:
+    """A successful run removes the rejected dead letters an earlier run of the same output left (only a
+    directory ``check_dead_letter_budget`` wrote: it has REJECTED and no events/)."""
+    rejected = Path(rejected_path(out)[len("file://"):] if out.startswith("file://") else rejected_path(out))
+    if (rejected / "REJECTED").is_file() and not (rejected / "events").exists():
+        shutil.rmtree(rejected, ignore_errors=True)
+
+
+def print_summary(out: str, counts: dict) -> None:
+    data = sum(sum(ops.values()) for ops in counts["events"].values())
+    print(f"replayed {counts['records_read']} records from {len(counts['sources'])} source(s): {data} data events "
+          f"in {len(counts['events'])} table(s), {sum(counts['control'].values())} control, "
+          f"{counts['dead_letters']} dead letters, {counts['tombstones']} tombstones, "
+          f"{sum(counts['filtered_out'].values())} outside window/tables "
+          f"-> {out}")
+    if counts.get("encoded"):
+        enc = counts["encoded"]
+        skipped = ", ".join(f"{n} {op}" for op, n in enc["not_carried"].items())
+        print(f"re-encoded as {enc['format']}: {enc['messages']} messages"
+              + (f" ({skipped} left out: {enc['format']} cannot carry them)" if skipped else "")
+              + (f", {enc['dead_letters']} events that cannot be encoded -> encoded_dead_letters/"
+                 if enc.get("dead_letters") else ""))

@@ -1,0 +1,319 @@
+"""Archive files as a Spark source: one partition per file (large plain JSON-lines files: one per line-aligned
+byte range, see ``split_lines_file``), read in the executors, yielding RAW Arrow batches.
+
+Three layouts, told apart by file name:
+- ``*.avro``: Avro container file, one message per record (the record re-serialised schemaless with the
+  writer schema, which is what the Avro codecs decode); position = file + record number (1-based).
+- ``*.dump.jsonl[.gz]`` or files under a ``partition=N`` folder: the Kafka dump format written by
+  ``cdc-replay archive`` (topic, partition, offset, timestamp, base64 key/value, headers); position = the Kafka
+  position recorded in the dump, so archives of binary topics keep it.
+- anything else: JSON lines, one message per line (``.gz`` decompressed); position = file + line (1-based).
+"""
+
+from __future__ import annotations
+
+import base64
+import glob
+import gzip
+import io
+import os
+import re
+from pathlib import Path
+from typing import Iterator, NamedTuple
+
+import orjson
+import pyarrow as pa
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+from cdc_jobs.errors import UsageError
+from cdc_jobs.io import storage
+from cdc_jobs.schemas import RAW_ARROW, RAW_SPARK
+
+BATCH_ROWS = 8192
+# Plain JSON-lines files above this size are read as several line-aligned byte ranges (one Spark partition
+# each), so a single large file does not leave all but one core idle.
+SPLIT_BYTES = int(os.environ.get("CDC_REPLAY_SPLIT_BYTES", 32 * 1024 * 1024))
+CHUNK = 8 * 1024 * 1024
+_PARTITION_DIR = re.compile(r"(^|/)partition=\d+(/|$)")
+
+
+def list_archive_files(sources: list[str]) -> list[str]:
+    """Expand paths, directories (recursively) and globs; hidden and Spark marker files are skipped. Sorted,
+    so the same archive always gives the same plan."""
+    files: set[str] = set()
+    for src in sources:
+        if not storage.is_local(src):  # an object store or HDFS: listed through the storage layer
+            storage.check_uri(src, "--source")
+            found = storage.list_files(src)
+            if not found:
+                raise UsageError(f"--source: nothing matches '{src}'")
+            files.update(found)
+            continue
+        src = src[len("file://"):] if src.startswith("file://") else src
+        matches = glob.glob(src, recursive=True) if glob.has_magic(src) else [src]
+        if not matches:
+            raise UsageError(f"--source: nothing matches '{src}'")
+        for m in matches:
+            p = Path(m)
+            if p.is_dir():
+                for root, dirs, names in os.walk(p):
+                    dirs[:] = sorted(d for d in dirs if not d.startswith((".", "_")))
+                    files.update(str(Path(root, n).absolute()) for n in names if not n.startswith((".", "_")))
+            elif p.is_file():
+                files.add(str(p.absolute()))
+            else:
+                raise UsageError(f"--source: '{m}' does not exist")
+    if not files:
+        raise UsageError(f"--source: no archive files under {', '.join(sources)}")
+    return sorted(files)
+
+
+def layout_of(path: str) -> str:
+    name = os.path.basename(path)
+    if name.endswith(".avro"):
+        return "avro"
+    if ".dump.jsonl" in name or _PARTITION_DIR.search(path.replace(os.sep, "/")):
+        return "dump"
+    return "lines"
+
+
+def _open_text(path: str) -> io.BufferedReader:
+    if storage.is_local(path):
+        return gzip.open(path, "rb") if path.endswith(".gz") else open(path, "rb")  # noqa: SIM115
+    raw = storage.open_input(path)  # ranged reads of an object (s3a://, gs://, abfs://, hdfs://)
+    return gzip.GzipFile(fileobj=raw, mode="rb") if path.endswith(".gz") else raw  # type: ignore[return-value]
+
+
+class _Batcher:
+    """Collects RAW rows column-wise and hands out Arrow batches of bounded size."""
+
+    def __init__(self) -> None:
+        self.cols: dict[str, list] = {name: [] for name in RAW_ARROW.names}
+
+    def add(self, source, partition, offset, value, timestamp_ms=None, key=None, headers=()) -> None:
+        c = self.cols
+        c["pos_source"].append(source)
+        c["pos_partition"].append(partition)
+        c["pos_offset"].append(offset)
+        c["pos_timestamp_ms"].append(timestamp_ms)
+        c["pos_key"].append(key)
+        c["pos_headers"].append(list(headers))
+        c["value"].append(value)
+
+    def full(self) -> bool:
+        return len(self.cols["value"]) >= BATCH_ROWS
+
+    def take(self) -> pa.RecordBatch:
+        batch = pa.RecordBatch.from_pydict(self.cols, schema=RAW_ARROW)
+        self.cols = {name: [] for name in RAW_ARROW.names}
+        return batch
+
+    def __bool__(self) -> bool:
+        return bool(self.cols["value"])
+
+
+def _numbered_lines(path: str, span: "Span | None" = None) -> Iterator[tuple[int, bytes]]:
+    """(1-based line number, line) of the whole file, or of the lines starting inside ``span``."""
+    with _open_text(path) as fh:
+        if span is None:
+            lines: Iterator[bytes] = iter(fh)
+            first = 1
+        else:
+            fh.seek(span.start)
+            lines, first = _until(fh, span.end - span.start), span.first_line
+        for lineno, line in enumerate(lines, start=first):
+            line = line.rstrip(b"\r\n")
+            if line.strip():  # blank lines are layout, not records
+                yield lineno, line
+
+
+def _until(fh: io.BufferedReader, size: int) -> Iterator[bytes]:
+    """The lines of the next ``size`` bytes (which end on a line boundary, see ``split_lines_file``)."""
+    read = 0
+    for line in fh:
+        if read >= size:
+            return
+        read += len(line)
+        yield line
+
+
+class Span(NamedTuple):
+    """A byte range of a plain JSON-lines file holding whole lines, and the line number of its first line."""
+
+    start: int
+    end: int
+    first_line: int
+
+
+def split_lines_file(path: str, target: int) -> list[Span]:
+    """Cut a plain (not compressed) lines file into ranges of about ``target`` bytes that start at line
+    starts, so one big file keeps every core busy. The driver counts the newlines of each range once, so each
+    range knows its exact first line number (positions stay ``file + 1-based line`` whatever the split)."""
+    size = storage.size(path)
+    spans, start, first_line = [], 0, 1
+    with storage.open_input(path) as fh:
+        while size - start > target:
+            # The range ends at the first line start at or after start + target: just after the first newline
+            # at or after byte start + target - 1.
+            fh.seek(start)
+            newlines = fh.read(target - 1).count(b"\n")
+            end = _after_next_newline(fh, size)
+            if end >= size:
+                break
+            spans.append(Span(start, end, first_line))
+            start, first_line = end, first_line + newlines + 1
+    spans.append(Span(start, size, first_line))
+    return spans
+
+
+def _after_next_newline(fh: io.BufferedReader, size: int) -> int:
+    """Offset just after the first newline at or after the current position (``size`` when there is none)."""
+    while True:
+        at = fh.tell()
+        piece = fh.read(CHUNK)
+        if not piece:
+            return size
+        i = piece.find(b"\n")
+        if i >= 0:
+            return at + i + 1
+
+
+def read_lines(path: str, span: Span | None = None) -> Iterator[pa.RecordBatch]:
+    out = _Batcher()
+    for lineno, line in _numbered_lines(path, span):
+        out.add(path, -1, lineno, line)
+        if out.full():
+            yield out.take()
+    if out:
+        yield out.take()
+
+
+def _b64(value):
+    return None if value is None else base64.b64decode(value)
+
+
+def _int(value, bits: int) -> int:
+    """A dump field that must fit the RAW column (int32 partition, int64 offset/timestamp): a broken line
+    otherwise, not a failed read of the whole file."""
+    if type(value) is not int or not -(2**bits) <= value < 2**bits:
+        raise ValueError(f"not a {bits + 1}-bit integer: {str(value)[:40]}")
+    return value
+
+
+def _text(value):
+    if value is not None and not isinstance(value, str):
+        raise TypeError(f"expected a string, got {type(value).__name__}")
+    return value
+
+
+def read_dump(path: str, span: Span | None = None) -> Iterator[pa.RecordBatch]:
+    out = _Batcher()
+    for lineno, line in _numbered_lines(path, span):
+        try:
+            rec = orjson.loads(line)
+            if "partition" in rec and "offset" in rec:
+                where = (_text(rec.get("topic")) or path, _int(rec["partition"], 31), _int(rec["offset"], 63))
+            else:  # re-encoded binary messages written by replay: no Kafka position yet
+                where = (path, -1, lineno)
+            headers = [{"key": _text(h["key"]), "value": _b64(h.get("value"))} for h in rec.get("headers") or ()]
+            ts = rec.get("timestamp")
+            out.add(*where, _b64(rec.get("value")), None if ts is None else _int(ts, 63), _b64(rec.get("key")),
+                    headers)
+        except (ValueError, KeyError, TypeError, AttributeError) as exc:
+            # A broken dump line: its bytes go on as the value at file+line, so the decode step makes it a
+            # dead letter with this position instead of failing the whole job.
+            out.add(path, -1, lineno, line, headers=[{"key": "cdc-dump-error", "value": str(exc).encode()}])
+        if out.full():
+            yield out.take()
+    if out:
+        yield out.take()
+
+
+def read_avro(path: str) -> Iterator[pa.RecordBatch]:
+    import fastavro
+
+    out = _Batcher()
+    n = 0
+    with storage.open_input(path) as fh:
+        try:
+            reader = fastavro.reader(fh)
+            schema = fastavro.parse_schema(reader.writer_schema)
+            for n, record in enumerate(reader, start=1):
+                buf = io.BytesIO()
+                fastavro.schemaless_writer(buf, schema, record)
+                out.add(path, -1, n, buf.getvalue())
+                if out.full():
+                    yield out.take()
+        except Exception as exc:  # noqa: BLE001 - a corrupt container (header, block, sync marker)
+            # What could not be read becomes one record at the next record number, holding the bytes not yet
+            # read and the reader's error in a header: the decode step makes it a dead letter, so the loss is
+            # counted and shown (and held to the dead-letter budget) instead of failing the whole replay.
+            out.add(path, -1, n + 1, fh.read(), headers=[{"key": "cdc-avro-error",
+                                                         "value": f"{type(exc).__name__}: {exc}".encode()}])
+    if out:
+        yield out.take()
+
+
+READERS = {"lines": read_lines, "dump": read_dump, "avro": read_avro}
+
+
+class _FilePartition(InputPartition):
+    def __init__(self, path: str, span: Span | None = None):
+        super().__init__(path)
+        self.path = path
+        self.span = span
+
+
+def plan_partitions(files: list[str], split_bytes: int | None = None) -> list[_FilePartition]:
+    """One partition per file; plain JSON-lines files (and dumps) larger than ``split_bytes`` are split into
+    line-aligned byte ranges. Avro and gzip files are read whole."""
+    split_bytes = split_bytes or SPLIT_BYTES
+    parts = []
+    for f in files:
+        if layout_of(f) == "avro" or f.endswith(".gz") or storage.size(f) <= split_bytes:
+            parts.append(_FilePartition(f))
+        else:
+            parts.extend(_FilePartition(f, span) for span in split_lines_file(f, split_bytes))
+    return parts
+
+
+class _ArchiveReader(DataSourceReader):
+    def __init__(self, files: list[str], split_bytes: int | None = None):
+        self.files = files
+        self.split_bytes = split_bytes
+
+    def partitions(self):
+        return plan_partitions(self.files, self.split_bytes)
+
+    def read(self, partition):
+        layout = layout_of(partition.path)
+        span = getattr(partition, "span", None)
+        if span is None:
+            yield from READERS[layout](partition.path)
+        else:
+            yield from READERS[layout](partition.path, span)
+
+
+class ArchiveFiles(DataSource):
+    """``spark.read.format("cdc_archive").option("files", json list)``; the driver lists files, executors read."""
+
+    @classmethod
+    def name(cls) -> str:
+        return "cdc_archive"
+
+    def schema(self):
+        return RAW_SPARK
+
+    def reader(self, schema):
+        split = self.options.get("splitBytes")
+        return _ArchiveReader(orjson.loads(self.options["files"]), int(split) if split else None)
+
+
+def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None = None) -> DataFrame:
+    files = list_archive_files(sources)
+    spark.dataSource.register(ArchiveFiles)
+    reader = spark.read.format("cdc_archive").option("files", orjson.dumps(files).decode())
+    if split_bytes:
+        reader = reader.option("splitBytes", str(split_bytes))
+    return reader.load()

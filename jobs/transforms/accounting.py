@@ -1,0 +1,132 @@
+"""The replay's counts: one aggregation over the decoded rows, collected as a small summary (never event data).
+
+Every record read lands in exactly one bucket, per source partition:
+  records = records with kept events + dead letters + control-only records + filtered records + tombstones
+            + fragment records (multi-message events) - overlap (assembled events and failed assemblies keep the
+            position of one of their fragments: ``assembled_events`` + ``fragment_dead_letters``)
+A record counts as filtered when its first row was filtered: the rows of one message share table and time.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any, Optional
+
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
+
+from cdc_codecs.event_schema import DATA_OP_NAMES, FRAGMENT, MARKER_KINDS, TOMBSTONE
+
+DATA = list(DATA_OP_NAMES)
+
+
+def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
+              until_ms: Optional[int] = None) -> dict[str, Any]:
+    is_dead = F.col("dl_reason").isNotNull()
+    kind = (F.when(is_dead, "dead").when(F.col("op") == FRAGMENT, "fragment")
+            .when(F.col("op") == TOMBSTONE, "tombstone")
+            .when(F.col("op").isin(DATA), "data").otherwise("control"))
+    after = F.lit(False) if until_ms is None else F.col("event_time_ms") >= F.lit(until_ms)
+    kept = (F.when(is_dead | F.col("op").isin(*MARKER_KINDS), F.lit(None))
+            .when(~in_window & after, "after_window").when(~in_window, "window")
+            .when(~in_tables, "tables").otherwise("kept"))
+    assembled = F.col("first_of_record").isNull()
+    rows = (
+        decoded.select(
+            "pos_source", "pos_partition", "table_name", "op", kind.alias("kind"), kept.alias("kept"),
+            assembled.alias("assembled"), "first_of_record", "pos_offset", "event_time_ms",
+        )
+        .groupBy("pos_source", "pos_partition", "table_name", "op", "kind", "kept", "assembled")
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.sum(F.col("first_of_record").cast("long")).alias("records"),
+            F.min("pos_offset").alias("first_offset"),
+            F.max("pos_offset").alias("last_offset"),
+            F.max("event_time_ms").alias("max_event_time_ms"),
+        )
+        .collect()
+    )
+    events: dict = defaultdict(lambda: defaultdict(int))
+    control: dict = defaultdict(int)
+    filtered = {"window": 0, "tables": 0}
+    sources: dict = {}
+    total = {"records_read": 0, "dead_letters": 0, "fragments": 0, "tombstones": 0}
+    for r in rows:
+        s = sources.setdefault((r.pos_source, r.pos_partition), {
+            "source": r.pos_source, "partition": r.pos_partition, "records": 0, "events": 0, "control": 0,
+            "dead_letters": 0, "fragments": 0, "tombstones": 0, "filtered_out": 0, "filtered_records": 0,
+            "assembled_events": 0, "fragment_dead_letters": 0, "first_offset": r.first_offset,
+            "last_offset": r.last_offset, "max_event_time_ms": None, "held_back_from": None})
+        records = r.records or 0
+        s["records"] += records
+        total["records_read"] += records
+        s["first_offset"] = min(s["first_offset"], r.first_offset)
+        s["last_offset"] = max(s["last_offset"], r.last_offset)
+        if r.max_event_time_ms is not None:
+            s["max_event_time_ms"] = max(s["max_event_time_ms"] or 0, r.max_event_time_ms)
+        if r.kind == "dead":
+            s["dead_letters"] += r.rows
+            total["dead_letters"] += r.rows
+            if r.assembled:
+                s["fragment_dead_letters"] += r.rows
+        elif r.kind in ("fragment", "tombstone"):
+            s[f"{r.kind}s"] += r.rows
+            total[f"{r.kind}s"] += r.rows
+        elif r.kept != "kept":
+            s["filtered_out"] += r.rows
+            s["filtered_records"] += records
+            filtered["window" if r.kept == "after_window" else r.kept] += r.rows
+            if r.kept == "after_window":  # read but belongs to a later window: the checkpoint must not skip it
+                held = s["held_back_from"]
+                s["held_back_from"] = r.first_offset if held is None else min(held, r.first_offset)
+        else:
+            s["events" if r.kind == "data" else "control"] += r.rows
+            (events[r.table_name] if r.kind == "data" else control)[r.op] += r.rows
+            if r.assembled:
+                s["assembled_events"] += r.rows
+    return {
+        **total,
+        "events": {t: dict(sorted(ops.items())) for t, ops in sorted(events.items(), key=lambda kv: kv[0] or "")},
+        "control": dict(sorted(control.items())),
+        "filtered_out": filtered,
+        "sources": sorted(sources.values(), key=lambda s: (s["source"], s["partition"])),
+    }
+
+
+def summarise_encoded(encoded: DataFrame) -> dict[str, Any]:
+    """Messages written per table and op, and the events that could not be encoded (``encoded_dead_letters/``)
+    per table and canonical op, so that events in = events in messages + encode dead letters closes."""
+    is_dead = F.col("el_reason").isNotNull()
+    rows = encoded.groupBy("table_name", "op", is_dead.alias("dead")).agg(
+        F.count(F.lit(1)).alias("messages"), F.sum("events").alias("events")).collect()
+    by_table: dict = defaultdict(dict)
+    dead: dict = defaultdict(dict)
+    for r in rows:
+        if r.dead:
+            dead[r.table_name or ""][r.op] = int(r.messages)
+        else:
+            by_table[r.table_name or ""][r.op] = {"events": int(r.events or 0), "messages": int(r.messages)}
+    return {"messages": sum(r.messages for r in rows if not r.dead),
+            "by_table": {t: dict(sorted(v.items())) for t, v in sorted(by_table.items())},
+            "dead_letters": sum(r.messages for r in rows if r.dead),
+            "dead_letters_by_table": {t: dict(sorted(v.items())) for t, v in sorted(dead.items())}}
+
+
+def checkpoint(summary: dict[str, Any], since_ms: Optional[int], until_ms: Optional[int],
+               planned: Optional[list[dict]] = None) -> dict[str, Any]:
+    """Where a following replay starts, per source partition: the first record this replay read but held back
+    as later than ``until``, else the planned end (Kafka) or the record after the last one read (files).
+    Planned partitions that had no records are included, so a continuation never restarts them from the
+    beginning. A continuation's window starts at this ``until_ms``, so records read twice are emitted once."""
+    out: dict[tuple, dict] = {}
+    for p in planned or ():
+        out[(p["source"], p["partition"])] = {"source": p["source"], "partition": p["partition"],
+                                              "next_offset": p["next_offset"], "max_event_time_ms": None}
+    for s in summary["sources"]:
+        key = (s["source"], s["partition"])
+        default = out[key]["next_offset"] if key in out else s["last_offset"] + 1
+        nxt = s["held_back_from"] if s["held_back_from"] is not None else default
+        out[key] = {"source": s["source"], "partition": s["partition"], "next_offset": nxt,
+                    "max_event_time_ms": s["max_event_time_ms"]}
+    return {"since_ms": since_ms, "until_ms": until_ms,
+            "sources": sorted(out.values(), key=lambda s: (s["source"], s["partition"]))}

@@ -1,0 +1,233 @@
+"""RAW messages -> canonical events and dead letters, in Arrow batches on the executors.
+
+Every archived record produces at least one output row: its events, or one dead-letter row carrying the raw bytes,
+position and the codec's error. Exactly one row per record has ``first_of_record`` set, which is what makes
+``records read = rows with first_of_record`` hold for the accounting.
+"""
+
+from __future__ import annotations
+
+import base64
+from typing import Iterable, Iterator
+
+import orjson
+import pyarrow as pa
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from cdc_codecs import DecodeError, Position, get_codec
+from cdc_codecs.contract import check_event, check_events
+from cdc_codecs.records import to_record
+from cdc_codecs.event_schema import DECODED_ARROW, EVENT_FIELDS, FRAGMENT, TOMBSTONE
+
+from cdc_jobs.schemas import DECODED_SPARK
+from cdc_jobs.transforms.decode_guard import guarded_batch
+
+_NO_DL = {"dl_reason": None, "dl_field": None, "dl_raw": None}
+
+
+def _position(cols: dict, i: int) -> Position:
+    headers = tuple((h["key"], h["value"]) for h in cols["pos_headers"][i] or ())
+    return Position(
+        source=cols["pos_source"][i],
+        partition=cols["pos_partition"][i],
+        offset=cols["pos_offset"][i],
+        timestamp_ms=cols["pos_timestamp_ms"][i],
+        key=cols["pos_key"][i],
+        headers=headers,
+    )
+
+
+def dead_letter(fmt: str, pos: Position, raw: bytes | None, field: str, reason: str) -> dict:
+    row = dict.fromkeys(EVENT_FIELDS)
+    row.update(
+        format=fmt, pos_source=pos.source, pos_partition=pos.partition, pos_offset=pos.offset, pos_index=0,
+        pos_timestamp_ms=pos.timestamp_ms, pos_key=pos.key, pos_headers=[], fragment_index=0, fragment_total=1,
+        dl_reason=reason, dl_field=field, dl_raw=raw, first_of_record=True,
+    )
+    return row
+
+
+def tombstone(fmt: str, pos: Position) -> dict:
+    row = dead_letter(fmt, pos, None, "value", "")
+    row.update(op=TOMBSTONE, dl_reason=None, dl_field=None)
+    return row
+
+
+def decode_rows(fmt: str, cols: dict, n: int) -> list[dict]:
+    """RAW columns -> DECODED rows as dicts (the readable reference; ``decode_batches`` builds the same rows
+    column-wise)."""
+    out = _DecodedColumns()
+    _decode_into(out, get_codec(fmt), fmt, cols, n)
+    return out.rows()
+
+
+def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) -> None:
+    values = cols["value"]
+    for i in range(n):
+        pos = _position(cols, i)
+        raw = values[i]
+        if raw is None:
+            # A Kafka tombstone (null value) deletes a key for compaction; it is not a CDC message. It is
+            # counted as such, so the accounting still closes, and never becomes an event.
+            out.add_dead(tombstone(fmt, pos))
+            continue
+        try:
+            events = codec.decode(raw, pos)
+            if not events:
+                raise DecodeError(fmt, "(message)", pos, "the message holds no event")
+            check_events(fmt, events)  # values that parse but do not fit the event record: a dead letter
+        except DecodeError as exc:
+            out.add_dead(dead_letter(fmt, pos, raw, exc.field, str(exc)))
+            continue
+        except Exception as exc:  # a codec bug must not lose the record either; it is reported with its type
+            out.add_dead(dead_letter(fmt, pos, raw, "(message)",
+                                     f"{fmt}: field '(message)' at {pos.describe()}: {type(exc).__name__}: {exc}"))
+            continue
+        first = True
+        for event in events:
+            out.add_event(event, first)
+            first = False
+
+
+class _DecodedColumns:
+    """DECODED rows collected column by column: the same values as ``to_record(event) | _NO_DL | ...`` (see
+    ``cdc_codecs.records``), without building one dict per row, and handed to Arrow in one call per column."""
+
+    def __init__(self) -> None:
+        self.cols: dict[str, list] = {name: [] for name in DECODED_ARROW.names}
+        # Codecs share one columns tuple between the rows of a table; convert each distinct tuple once.
+        self._columns_seen: dict[int, tuple[tuple, list[dict]]] = {}
+
+    def _column_dicts(self, columns: tuple) -> list[dict]:
+        hit = self._columns_seen.get(id(columns))
+        if hit is not None and hit[0] is columns:
+            return hit[1]
+        converted = [{"name": c.name, "type_name": c.type_name, "jdbc_type": c.jdbc_type, "number": c.number}
+                     for c in columns]
+        self._columns_seen[id(columns)] = (columns, converted)  # holds the tuple, so its id stays unique
+        return converted
+
+    def add_event(self, e, first: bool) -> None:
+        c, p = self.cols, e.position
+        c["format"].append(e.format)
+        c["op"].append(e.op.value)
+        c["database"].append(e.database)
+        c["schema"].append(e.schema)
+        c["table"].append(e.table)
+        c["table_name"].append(e.qualified_table)
+        c["before"].append(e.before)  # Arrow builds a map from the dict (items in order, NULL values kept)
+        c["after"].append(e.after)
+        c["columns"].append(self._column_dicts(e.columns))
+        c["primary_key"].append(e.primary_key)
+        c["event_time_ms"].append(e.event_time_ms)
+        c["sequence"].append(e.sequence)
+        c["pos_source"].append(p.source)
+        c["pos_partition"].append(p.partition)
+        c["pos_offset"].append(p.offset)
+        c["pos_index"].append(p.index)
+        c["pos_timestamp_ms"].append(p.timestamp_ms)
+        c["pos_key"].append(p.key)
+        c["pos_headers"].append([{"key": k, "value": v} for k, v in p.headers])
+        c["transaction_id"].append(e.transaction_id)
+        c["ddl"].append(e.ddl)
+        c["vendor"].append(orjson.dumps(dict(e.vendor), default=str).decode() if e.vendor else None)
+        c["fragment_key"].append(e.fragment_key)
+        c["fragment_index"].append(e.fragment_index)
+        c["fragment_total"].append(e.fragment_total)
+        c["removed_columns"].append(e.removed_columns)
+        c["replaces_row"].append(e.replaces_row)
+        c["row_id_column"].append(e.row_id_column)
+        c["dl_reason"].append(None)
+        c["dl_field"].append(None)
+        c["dl_raw"].append(None)
+        c["first_of_record"].append(first)
+
+    def add_dead(self, row: dict) -> None:
+        for name, values in self.cols.items():
+            values.append(row[name])
+
+    def __len__(self) -> int:
+        return len(self.cols["format"])
+
+    def batch(self) -> pa.RecordBatch:
+        return pa.RecordBatch.from_pydict(self.cols, schema=DECODED_ARROW)
+
+    def rows(self) -> list[dict]:
+        return self.batch().to_pylist()
+
+
+def decode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    codec = get_codec(fmt)
+
+    def build(cols: dict, n: int) -> pa.RecordBatch:
+        out = _DecodedColumns()
+        _decode_into(out, codec, fmt, cols, n)
+        return out.batch()
+
+    for batch in batches:  # guarded: a record whose rows cannot be built is dead-lettered, not the batch
+        yield guarded_batch(fmt, batch.to_pydict(), batch.num_rows, build)
+
+
+def assemble_group(fmt: str, table: pa.Table) -> pa.Table:
+    """All fragments of one multi-message event (one ``fragment_key``) -> the event, or dead letters."""
+    from cdc_codecs.records import from_record
+
+    codec = get_codec(fmt)
+    rows = table.to_pylist()
+    fragments = [from_record(r) for r in rows]
+    try:
+        event = codec.assemble(_distinct_fragments(fragments))
+        check_event(fmt, event)
+        # first_of_record is NULL on rows made by assembly: their records are counted by the fragment markers,
+        # and the accounting tells assembled rows apart by it.
+        out = [to_record(event) | _NO_DL | {"first_of_record": None}]
+    except Exception as exc:  # DecodeError, or a codec bug: neither may lose the fragments
+        if not isinstance(exc, DecodeError):
+            exc = DecodeError(fmt, "fragment_key", fragments[0].position, f"{type(exc).__name__}: {exc}")
+        # Every fragment is a record of its own: each one becomes a dead letter (keeping its bytes if the codec
+        # stashed them), so the accounting still closes.
+        out = []
+        for r, f in zip(rows, fragments):
+            raw = (f.vendor or {}).get("raw_b64")
+            out.append(dead_letter(fmt, f.position, base64.b64decode(raw) if raw else None, exc.field, str(exc)))
+            out[-1]["first_of_record"] = None
+    return pa.Table.from_pylist(out, schema=DECODED_ARROW)
+
+
+def _distinct_fragments(fragments: list) -> list:
+    """At-least-once delivery re-sends messages: an identical copy of a fragment (same index and content, any
+    position) is the same fragment. Different fragments under one index stay, and the codec rejects them."""
+    seen: dict = {}
+    for f in sorted(fragments, key=lambda f: f.order_key()):
+        ident = (f.fragment_index, f.fragment_total, repr(f.with_(position=f.position.__class__(""))))
+        seen.setdefault(ident, f)
+    return list(seen.values())
+
+
+def decode(raw: DataFrame, fmt: str) -> DataFrame:
+    """RAW -> DECODED. Fragments are grouped by key across all partitions and files, then assembled."""
+    get_codec(fmt)  # fail fast on the driver with "unknown format ..., did you mean ...?"
+    decoded = raw.mapInArrow(lambda it: decode_batches(fmt, it), DECODED_SPARK)
+    if not _may_fragment(fmt):
+        return decoded
+    whole = decoded.where(F.col("fragment_key").isNull())
+    # Each fragment's own record is already counted by a first_of_record marker row; keep those markers as
+    # zero-event accounting rows so the assembled event does not count twice.
+    markers = decoded.where(F.col("fragment_key").isNotNull() & F.col("first_of_record")).select(
+        *[F.lit(None).cast(f.dataType).alias(f.name) if f.name not in _MARKER_KEEP else F.col(f.name)
+          for f in DECODED_SPARK.fields]
+    ).withColumn("op", F.lit(FRAGMENT))
+    assembled = decoded.where(F.col("fragment_key").isNotNull()).groupBy("fragment_key").applyInArrow(
+        lambda t: assemble_group(fmt, t), DECODED_SPARK)
+    return whole.unionByName(assembled).unionByName(markers)
+
+
+_MARKER_KEEP = {"format", "pos_source", "pos_partition", "pos_offset", "pos_index", "pos_timestamp_ms",
+                "first_of_record", "table_name", "fragment_key"}
+
+
+def _may_fragment(fmt: str) -> bool:
+    from cdc_codecs.base import Codec
+
+    return type(get_codec(fmt)).assemble is not Codec.assemble

@@ -1,0 +1,157 @@
+"""Canonical events -> messages of a target format, in Arrow batches on the executors.
+
+Partitioning follows what the target must keep in order (``Capabilities.order_scope``):
+- "key": only the changes of one row must stay in order, so events are hash-partitioned by table *and* key
+  (the primary-key values of the after image, else the before image) and a large table is encoded by many tasks;
+- "table": the target groups rows of one source message or transaction (Canal ``data[]``, Debezium/DTS
+  transactions), so each table goes to one task.
+Either way each task sorts its events by the canonical order (Spark's external sort spills to disk) and the
+encoder streams over Arrow batches, holding at most one source message back: memory is bounded by the batch size,
+not by the table. Output is the same on every run for the same input and ``partitions``.
+
+An event the target cannot encode (a value out of its range, an op it has no way to express, a codec bug) becomes
+an encode dead letter row (``el_*`` columns set) instead of aborting the job; the rest of its source message is
+still encoded.
+"""
+
+from __future__ import annotations
+
+import base64
+from decimal import Decimal
+from typing import Any, Iterable, Iterator
+
+import orjson
+import pyarrow as pa
+from pyspark.sql import Column as SparkColumn
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+from cdc_codecs import EncodeError, Event, get_codec
+from cdc_codecs.base import group_by_message
+from cdc_codecs.event_schema import ENCODED_ARROW, EVENT_FIELDS, ORDER_COLUMNS
+from cdc_codecs.records import from_record, to_record
+
+from cdc_jobs.schemas import ENCODED_SPARK
+
+__all__ = ["ENCODED_ARROW", "ENCODED_SPARK", "encode", "encode_batches", "encode_events"]
+
+
+def _source_headers(e: Event) -> list[dict]:
+    """Where the event was read from, so a consumer of the re-encoded topic can trace every message back."""
+    p = e.position
+    return [{"key": "cdc-source", "value": p.source.encode()},
+            {"key": "cdc-partition", "value": str(p.partition).encode()},
+            {"key": "cdc-offset", "value": str(p.offset).encode()}]
+
+
+def _dump_line(key: bytes | None, value: bytes, headers: list[dict]) -> str:
+    """The file line of a binary message: the Kafka dump format ``replay`` reads back."""
+    return orjson.dumps({
+        "key": base64.b64encode(key).decode() if key is not None else None,
+        "value": base64.b64encode(value).decode(),
+        "headers": [{"key": h["key"], "value": base64.b64encode(h["value"]).decode()} for h in headers],
+    }).decode()
+
+
+def _json_default(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode()
+    if isinstance(value, Decimal):
+        return str(value)
+    return str(value)
+
+
+def _dead_letter(fmt: str, e: Event, exc: Exception) -> dict:
+    """An event the target format cannot carry: the event itself (as its EVENT record, JSON), field, reason."""
+    p = e.position
+    if isinstance(exc, EncodeError):
+        field, why = exc.field, str(exc)
+    else:  # a codec bug must not lose the event either; it is reported with its type
+        field, why = "(event)", f"{fmt}: cannot encode: {type(exc).__name__}: {exc}"
+    record = to_record(e)
+    return {"table_name": e.qualified_table, "op": e.op.value, "events": 0, "key": None, "value": None,
+            "headers": None, "line": None, "el_field": field, "el_reason": f"{why} (event from {p.describe()}, "
+            f"row {p.index})", "el_event": orjson.dumps(record, default=_json_default).decode(),
+            "pos_source": p.source, "pos_partition": p.partition, "pos_offset": p.offset, "pos_index": p.index}
+
+
+def _messages(codec, binary: bool, group: list[Event]) -> list[dict]:
+    headers = _source_headers(group[0])
+    p = group[0].position
+    return [{"table_name": m.table, "op": m.op, "events": m.events, "key": m.key, "value": m.value,
+             "headers": headers, "line": _dump_line(m.key, m.value, headers) if binary else None,
+             "el_field": None, "el_reason": None, "el_event": None,
+             "pos_source": p.source, "pos_partition": p.partition, "pos_offset": p.offset, "pos_index": p.index}
+            for m in codec.encode(group)]
+
+
+def encode_events(fmt: str, events: list[Event]) -> list[dict]:
+    """Events in canonical order -> ENCODED rows. A source message whose events cannot all be encoded together
+    is retried event by event, so only the events that fail become dead letters (the others are written, each
+    in a message of its own)."""
+    codec = get_codec(fmt)
+    binary = codec.capabilities.binary
+    rows: list[dict] = []
+    for group in group_by_message(events):
+        try:
+            rows.extend(_messages(codec, binary, group))
+            continue
+        except Exception:  # noqa: BLE001  (isolated below, event by event)
+            pass
+        for e in group:
+            try:
+                rows.extend(_messages(codec, binary, [e]))
+            except Exception as exc:  # noqa: BLE001  (EncodeError, or a codec bug: both are dead letters)
+                rows.append(_dead_letter(fmt, e, exc))
+    return rows
+
+
+def encode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """Rows of one source message may straddle two Arrow batches; the trailing message is held back until the
+    next batch so that multi-row messages (Canal) are packed back whole."""
+    pending: list[Event] = []
+    for batch in batches:
+        pending.extend(from_record(r) for r in batch.to_pylist())
+        if not pending:
+            continue
+        groups = group_by_message(pending)
+        ready = [e for g in groups[:-1] for e in g]
+        pending = groups[-1]
+        if ready:
+            yield pa.RecordBatch.from_pylist(encode_events(fmt, ready), schema=ENCODED_ARROW)
+    if pending:
+        yield pa.RecordBatch.from_pylist(encode_events(fmt, pending), schema=ENCODED_ARROW)
+
+
+def routing_key() -> SparkColumn:
+    """The row a change belongs to, as Spark computes ``cdc_codecs.base.message_key``: the primary-key values
+    of the after image (else the before image). Events without a key (DDL, control) route by table alone."""
+    image = F.coalesce(F.col("after"), F.col("before"))
+    values = F.transform(F.col("primary_key"), lambda k: F.coalesce(image[k], F.col("before")[k], F.lit("")))
+    return F.when(F.size(F.col("primary_key")) > 0, F.array_join(values, "\u0001"))
+
+
+def encode(events: DataFrame, fmt: str, partitions: int) -> DataFrame:
+    """EVENT rows (any partitioning) -> ENCODED rows, partitioned as the target's order scope allows."""
+    target = get_codec(fmt)
+    frame = events.select(*EVENT_FIELDS)
+    if target.capabilities.order_scope == "key":
+        frame = frame.repartition(partitions, F.col("table_name"), routing_key())
+    else:
+        frame = frame.repartition(partitions, F.col("table_name"))
+    ordered = frame.sortWithinPartitions(*ORDER_COLUMNS)
+    return ordered.mapInArrow(lambda it: encode_batches(fmt, it), ENCODED_SPARK)
+
+
+def messages(encoded: DataFrame) -> DataFrame:
+    return encoded.where(F.col("el_reason").isNull())
+
+
+def dead_letters(encoded: DataFrame) -> DataFrame:
+    return encoded.where(F.col("el_reason").isNotNull())
+
+
+def file_lines(encoded: DataFrame) -> DataFrame:
+    """The text the file sink writes, one message a line: the JSON itself for text formats (``value``, so it
+    is not carried twice through the job), the dump line for binary formats."""
+    return messages(encoded).select(F.coalesce(F.col("line"), F.col("value").cast("string")).alias("value"))

@@ -1,0 +1,194 @@
+"""Outputs on a real S3 API: moto's server mode on 127.0.0.1 (its own virtualenv, .venv/moto-server, see
+tests/README.md), reached through the standard AWS_* environment only.
+
+Spark here has no hadoop-aws jars (no Maven), so Spark itself cannot write s3a://: the local-mode runs below
+stage on the driver's disk and the driver uploads the attempt with pyarrow.fs before the pointer commit, and
+readers get a local copy of the committed attempt. What is tested against the S3 API: every Python-side write
+(counts, checkpoint, state file, reports, marker, lock, pointer), the commit protocol, a SIGKILL during the
+publish, and an end-to-end replay -> merge -> verify whose archive and outputs live only in the bucket.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pyarrow.fs as pafs
+import pytest
+
+from cdc_jobs import cli
+from cdc_jobs.commands.sample import simulate, write_archive
+from cdc_jobs.errors import UsageError
+from cdc_jobs.io import atomic, storage
+
+REPO = Path(__file__).resolve().parents[2]
+BUCKET = "cdc-test"
+
+
+def _moto_server() -> str:
+    exe = REPO / ".venv" / "moto-server" / "bin" / "moto_server"
+    found = str(exe) if exe.exists() else shutil.which("moto_server")
+    if not found:
+        pytest.fail("moto_server not installed: run `make install` (it creates .venv/moto-server)")
+    return found
+
+
+@pytest.fixture(scope="module")
+def s3(tmp_path_factory):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    log = tmp_path_factory.mktemp("moto") / "moto.log"
+    proc = subprocess.Popen([_moto_server(), "-H", "127.0.0.1", "-p", str(port)], stdout=log.open("wb"),
+                            stderr=subprocess.STDOUT)
+    env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "test",
+           "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1",
+           "CDC_REPLAY_SCRATCH_DIR": str(tmp_path_factory.mktemp("scratch"))}
+    saved = {k: os.environ.get(k) for k in env}
+    os.environ.update(env)
+    try:
+        admin = pafs.S3FileSystem(endpoint_override=f"127.0.0.1:{port}", scheme="http", allow_bucket_creation=True,
+                                  access_key="test", secret_key="test", region="us-east-1")
+        for _ in range(100):
+            try:
+                admin.create_dir(BUCKET)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail(f"moto_server did not start: {log.read_text()[-2000:]}")
+        yield env
+    finally:
+        proc.kill()
+        proc.wait()
+        for k, v in saved.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+
+
+def test_python_side_writes_through_the_standard_environment(s3):
+    uri = f"s3a://{BUCKET}/plain/counts.json"
+    storage.write_text(uri, '{"n": 1}\n')
+    assert storage.read_text(f"s3://{BUCKET}/plain/counts.json") == '{"n": 1}\n'  # s3:// and s3a:// agree
+    assert storage.is_dir(f"s3://{BUCKET}/plain") and storage.listdir(f"s3://{BUCKET}/plain") == ["counts.json"]
+    assert storage.spark_uri(f"s3://{BUCKET}/x") == f"s3a://{BUCKET}/x"
+    storage.delete(f"s3://{BUCKET}/plain")
+    assert not storage.exists(uri)
+    with pytest.raises(ValueError, match="unsupported storage scheme 'ftp://'"):
+        storage.check_uri("ftp://host/x", "--out")
+
+
+def test_pointer_commit_on_s3(s3):
+    out = f"s3://{BUCKET}/commit/out"
+    attempts = []
+    for text in ("1", "2", "3"):
+        with atomic.staged_output(out, "replay") as stage:
+            (stage / "events").mkdir()
+            (stage / "events" / "part-00000-00000000-1111-2222-3333-444455556666-c000.txt").write_text(text)
+        attempts.append(atomic.read_pointer(out)["attempt"])
+        got = atomic.resolve_output(out, "--replay")
+        assert (got / "events" / "part-00000.txt").read_text() == text  # stable name, new content
+    names = storage.listdir(f"{out}/{atomic.ATTEMPTS}")
+    assert sorted(names) == sorted(a.split("/")[1] for a in attempts[1:])  # current + previous kept
+    assert sorted(storage.listdir(out)) == [atomic.POINTER, atomic.ATTEMPTS, atomic.MARKER]
+    pointer = atomic.read_pointer(out)
+    assert [f for f, _ in pointer["files"]] == [atomic.MARKER, "events/part-00000.txt"]
+
+    # a failure inside leaves the committed attempt current and removes its own
+    with pytest.raises(RuntimeError):
+        with atomic.staged_output(out, "replay") as stage:
+            (stage / "x").write_text("half")
+            raise RuntimeError("boom")
+    assert atomic.read_pointer(out) == pointer and sorted(storage.listdir(f"{out}/{atomic.ATTEMPTS}")) == sorted(names)
+
+
+def test_foreign_prefix_and_live_lock_are_refused(s3):
+    foreign = f"s3://{BUCKET}/theirs"
+    storage.write_text(f"{foreign}/data.csv", "a,b\n")
+    with pytest.raises(UsageError, match="not written by cdc-replay"):
+        with atomic.staged_output(foreign):
+            pass
+    assert storage.read_text(f"{foreign}/data.csv") == "a,b\n"
+
+    out = f"s3://{BUCKET}/locked"
+    storage.write_text(f"{out}/{atomic.LOCK}", json.dumps({"host": "worker-7", "pid": 42, "token": "t",
+                                                          "started": time.time(), "heartbeat": time.time()}))
+    with pytest.raises(UsageError, match="another run is writing this output .*worker-7"):
+        with atomic.staged_output(out):
+            pass
+
+
+KILLED_PUBLISH = """
+import sys
+from cdc_jobs.io import atomic
+with atomic.staged_output(sys.argv[1], "replay") as stage:
+    (stage / "f").write_text("new")
+"""
+
+
+def test_sigkill_during_publish_leaves_previous_output_current(s3):
+    out = f"s3://{BUCKET}/killed"
+    with atomic.staged_output(out, "replay") as stage:
+        (stage / "f").write_text("old")
+    before = atomic.read_pointer(out)
+    run = subprocess.run([sys.executable, "-c", KILLED_PUBLISH, out], capture_output=True, text=True, timeout=120,
+                         env={**os.environ, "CDC_REPLAY_TEST_KILL_AT": "publish"}, start_new_session=True)
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    assert atomic.read_pointer(out) == before
+    assert (atomic.resolve_output(out, "--replay") / "f").read_text() == "old"
+    # what the kill left: its uploaded attempt and its lock; the next run takes both over
+    assert len(storage.listdir(f"{out}/{atomic.ATTEMPTS}")) == 2 and storage.exists(f"{out}/{atomic.LOCK}")
+    with atomic.staged_output(out, "replay") as stage:
+        (stage / "f").write_text("next")
+    assert len(storage.listdir(f"{out}/{atomic.ATTEMPTS}")) == 2  # the killed run's attempt is gone
+    assert not storage.exists(f"{out}/{atomic.LOCK}")
+
+
+def _replay_process(*args: str) -> None:
+    """Replays read the archive in Spark's Python workers, which inherit the environment the JVM started with:
+    the shared test session may predate the fixture's AWS_* variables, so replays run as their own process (as
+    spark-submit runs them); merge and verify read through the driver in this process."""
+    run = subprocess.run([sys.executable, "-m", "cdc_jobs.cli", "replay", *args], capture_output=True, text=True,
+                         timeout=600, env={**os.environ, "PYSPARK_PYTHON": sys.executable}, cwd=REPO)
+    assert run.returncode == 0, run.stderr[-3000:]
+
+
+@pytest.mark.spark
+def test_replay_merge_verify_end_to_end_in_the_bucket(spark, s3, tmp_path):
+    w = simulate(5, "2024-01-01", rows=8, changes=30)
+    local = tmp_path / "archive"
+    write_archive(w.snapshot, "canal-json", local / "full" / "part-00000.jsonl")
+    write_archive(w.changes, "canal-json", local / "incremental" / "part-00000.jsonl")
+    archive = f"s3://{BUCKET}/archive/shop"
+    storage.upload_tree(local, archive)
+    storage.write_text(f"{archive}/_SUCCESS", "")  # markers are skipped, as on a local archive
+    day = f"s3://{BUCKET}/pipelines/shop/2024-01-01"
+    replay_out, state_out = f"{day}/replay", f"{day}/state"
+    _replay_process("--source", archive, "--format", "canal-json", "--out", replay_out)
+    assert cli.main(["merge", "--replay", replay_out, "--out", state_out]) == 0
+    assert cli.main(["verify", "--replay", replay_out, "--state", state_out]) == 0
+
+    state = json.loads(storage.read_text(storage.join(atomic.committed_location(state_out), "_state.json")))
+    assert {t: s["rows"] for t, s in state["tables"].items()} == {t: len(rows) for t, rows in w.final.items()}
+    report = json.loads(storage.read_text(storage.join(atomic.committed_location(state_out), "verification.json")))
+    assert report and all(t["ok"] for t in report)
+    counts = json.loads(storage.read_text(storage.join(atomic.committed_location(replay_out), "counts.json")))
+    assert counts["records_read"] == len(w.snapshot) + len(w.changes)
+    assert sorted(s["source"] for s in counts["sources"]) == [f"{archive}/full/part-00000.jsonl",
+                                                               f"{archive}/incremental/part-00000.jsonl"]
+
+    # a continuation reads the checkpoint from the bucket, and a merge continues from the bucket's state
+    _replay_process("--source", f"{archive}/*/part-*.jsonl", "--format", "canal-json", "--checkpoint", replay_out,
+                    "--out", f"{day}/replay-next")
+    assert cli.main(["merge", "--replay", f"{day}/replay-next", "--base", state_out, "--out", f"{day}/state-next"]) == 0
+    nxt = json.loads(storage.read_text(storage.join(atomic.committed_location(f"{day}/state-next"), "_state.json")))
+    assert {t: s["rows"] for t, s in nxt["tables"].items()} == {t: s["rows"] for t, s in state["tables"].items()}

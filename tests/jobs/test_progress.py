@@ -1,0 +1,47 @@
+"""Progress of long jobs (jobs/progress.py): the plain lines a log shows while Spark works, from Spark's own
+status tracker, and nothing at all for a command that never starts Spark."""
+
+from __future__ import annotations
+
+import io
+import time
+
+import pytest
+
+from cdc_jobs.progress import Reporter, SparkStatus
+
+pytestmark = pytest.mark.spark
+
+
+def test_plain_lines_show_stages_tasks_records_and_rate(spark):
+    out = io.StringIO()  # not a terminal: plain lines, as in an Airflow task log
+    before = SparkStatus(spark.sparkContext).snapshot(time.monotonic())  # the shared session's earlier jobs
+    with Reporter("cdc-replay replay", stream=out, interval=0.2, context=lambda: spark.sparkContext) as rep:
+        # Two shuffles, so several stages run one after the other while the reporter polls.
+        df = spark.range(0, 300_000, numPartitions=4).selectExpr("id % 97 AS k", "id")
+        df.repartition(3, "k").groupBy("k").count().repartition(2).collect()
+        time.sleep(0.5)  # one more poll after the job
+    lines = out.getvalue().splitlines()
+    assert lines and all(line.startswith("cdc-replay replay: progress: stages ") for line in lines), lines
+    last = rep.snapshots[-1]
+    assert last.stages_done == last.stages_total > 0 and last.tasks_done == last.tasks_total > 0
+    # The source stage's rows, once (later stages read them from shuffles).
+    assert last.records - before.records == 300_000
+    assert f"tasks {last.tasks_done}/{last.tasks_total}" in lines[-1] and "records read (" in lines[-1]
+
+
+def test_a_poll_is_cheap(spark):
+    spark.range(0, 10_000, numPartitions=4).selectExpr("id % 3 AS k").groupBy("k").count().collect()
+    status = SparkStatus(spark.sparkContext)
+    status.snapshot(time.monotonic())  # first poll reads every stage once, later ones only new/active stages
+    started = time.perf_counter()
+    for _ in range(10):
+        status.snapshot(time.monotonic())
+    assert (time.perf_counter() - started) / 10 < 0.25  # ms in practice; polled every 5 s
+
+
+def test_no_output_without_spark():
+    out = io.StringIO()
+    with Reporter("cdc-replay formats", stream=out, interval=0.05, context=lambda: None):
+        time.sleep(0.3)
+    assert out.getvalue() == ""
