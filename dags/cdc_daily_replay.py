@@ -1,8 +1,9 @@
 """cdc_daily_replay: every configured pipeline, every UTC day.
 
-plan (read the pipelines file) -> per pipeline, as a mapped task group: prepare -> replay the data interval ->
-merge into the previous day's state -> verify; then per table: one check each. Pipelines and tables are mapped,
-so one failing pipeline or table shows as itself and never hides the others.
+plan (read the pipelines file) -> per pipeline, the shared task group mapped over the pipelines: prepare ->
+replay the data interval -> merge into the previous day's state -> verify -> publish each verified table as an
+Asset (`cdc_replay_airflow.assets.table_asset(pipeline, table)`); then per table: one check each. Pipelines and
+tables are mapped, so one failing pipeline or table shows as itself and never hides the others.
 
 Each interval writes only <state_root>/<pipeline>/<yyyy-mm-dd>/{replay,state} (published atomically), so a
 re-run or a backfill of a day replaces exactly that day. Days run one at a time (max_active_runs=1) because
@@ -17,24 +18,16 @@ from __future__ import annotations
 
 import datetime as dt
 import os
-import sys
 
-from airflow.sdk import DAG, task, task_group
-
-# The helper package lives next to this file. The DAG processor puts the bundle folder on sys.path, a bare
-# DagBag or `python dags/x.py` does not: make the import work the same everywhere.
-if os.path.dirname(os.path.abspath(__file__)) not in sys.path:
-    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-
+from airflow.sdk import DAG, task
 from airflow.sdk.definitions.timetables.interval import CronDataIntervalTimetable
-from cdc_replay_common.links import verify_links
-from cdc_replay_common.operators import CdcSparkSubmitOperator, spark_task_args
+
+from cdc_replay_airflow.task_groups import replay_merge_verify
 
 DAG_ID = "cdc_daily_replay"
 # Earliest interval the scheduler knows about; each pipeline's own `start` decides its first day.
 START = dt.datetime.fromisoformat(os.environ.get("CDC_REPLAY_DAILY_START", "2024-01-01")).replace(
     tzinfo=dt.timezone.utc)
-LABEL = "{{ task_instance.xcom_pull(task_ids='pipeline.prepare', key='pipeline', map_indexes=task_instance.map_index) }}"
 
 with DAG(
     dag_id=DAG_ID,
@@ -52,7 +45,7 @@ with DAG(
     def plan(**context) -> list[dict]:
         """One item per pipeline in the file: its exact job arguments for this interval, or its error."""
         from airflow.sdk.exceptions import AirflowFailException
-        from cdc_replay_common import pipelines as pl, runtime
+        from cdc_replay_airflow import pipelines as pl, runtime
 
         path = runtime.pipelines_path()
         if not path:
@@ -71,46 +64,10 @@ with DAG(
             print(f"{item['pipeline']}: " + (item["error"] or item.get("skip") or "planned"))
         return items
 
-    @task_group(group_id="pipeline")
-    def run_pipeline(item: dict) -> None:
-        @task(multiple_outputs=True, retries=0, map_index_template="{{ pipeline_label }}")
-        def prepare(item: dict) -> dict:
-            """A pipeline the file got wrong fails here, with the validation message, on its own."""
-            from airflow.sdk import get_current_context
-            from airflow.sdk.exceptions import AirflowFailException, AirflowSkipException
-
-            get_current_context()["pipeline_label"] = item["pipeline"]  # names the map index in the UI
-            if item.get("error"):
-                raise AirflowFailException(item["error"])
-            if item.get("skip"):
-                raise AirflowSkipException(item["skip"])
-            for key in ("replay_args", "merge_args", "verify_args"):
-                print(f"{key}: cdc-replay {' '.join(item[key])}")
-            return item
-
-        @task.short_circuit(ignore_downstream_trigger_rules=True, map_index_template=LABEL)
-        def merge_enabled(enabled: bool) -> bool:
-            return bool(enabled)
-
-        p = prepare(item)
-        replay = CdcSparkSubmitOperator(
-            task_id="replay", name="cdc-replay-replay", application=p["application"],
-            application_args=p["replay_args"], kafka_conn_id=p["kafka_conn_id"], map_index_template=LABEL,
-            **spark_task_args())
-        merge = CdcSparkSubmitOperator(
-            task_id="merge", name="cdc-replay-merge", application=p["application"],
-            application_args=p["merge_args"], map_index_template=LABEL, **spark_task_args())
-        verify = CdcSparkSubmitOperator(
-            task_id="verify", name="cdc-replay-verify", application=p["application"],
-            application_args=p["verify_args"], reference_conn_id=p["reference_conn_id"],
-            map_index_template=LABEL, **(spark_task_args() | {"retries": 0}))
-        verify.operator_extra_links = verify_links()
-        replay >> merge_enabled(p["merge"]) >> merge >> verify
-
     @task(trigger_rule="all_done", retries=0)
     def tables(items: list[dict]) -> list[dict]:
         """Per-table results from the verification reports, whatever happened to each pipeline."""
-        from cdc_replay_common import runtime
+        from cdc_replay_airflow import runtime
 
         return runtime.table_results(items)
 
@@ -118,7 +75,7 @@ with DAG(
     def check_table(result: dict) -> None:
         from airflow.sdk import get_current_context
         from airflow.sdk.exceptions import AirflowFailException
-        from cdc_replay_common.runtime import describe_table_result
+        from cdc_replay_airflow.runtime import describe_table_result
 
         get_current_context()["table_label"] = f"{result['pipeline']}: {result['table'] or '(no report)'}"
         message = describe_table_result(result)
@@ -127,7 +84,7 @@ with DAG(
         print(message)
 
     items = plan()
-    groups = run_pipeline.expand(item=items)
+    groups = replay_merge_verify(publish_assets=True).expand(plan=items)
     results = tables(items)
     groups >> results
     check_table.expand(result=results)

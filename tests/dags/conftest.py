@@ -1,4 +1,4 @@
-"""Airflow DAG tests. The DAG folder's helper package is imported the way the DAG files import it."""
+"""Airflow DAG tests. The provider package (cdc_replay_airflow) is installed; dags/ holds only the DAG files."""
 
 from __future__ import annotations
 
@@ -11,8 +11,6 @@ import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 DAGS = REPO / "dags"
-if str(DAGS) not in sys.path:
-    sys.path.insert(0, str(DAGS))
 
 
 @pytest.fixture
@@ -40,6 +38,8 @@ def airflow_env(home: Path, **extra: str) -> dict[str, str]:
         "CDC_REPLAY_SPARK_RETRIES": "0",  # a failure in a test is a failure, not a 5-minute wait
         "CDC_REPLAY_REPORTS_DIR": str(home / "reports"),
         "CDC_REPLAY_OUTPUT_ROOT": str(home / "output"),
+        # Form paths must lie under these (the tests' archives and outputs live in pytest's temp directory).
+        "CDC_REPLAY_DATA_ROOTS": os.pathsep.join([str(home.parent.parent), str(REPO / "var")]),
     })
     env.update(extra)
     return env

@@ -1,5 +1,5 @@
 """Airflow's own backfill of cdc_daily_replay, executed by a running scheduler (the session's `airflow standalone`):
-`airflow backfill create` over three days gives the same table state as one replay + merge of the three days.
+`airflow backfill create` over two days gives the same table state as one replay + merge of the two days.
 
 Each day continues from the previous day's state, so the backfill must run its days one at a time and in order:
 `--max-active-runs 1` (a backfill does not inherit the DAG's max_active_runs=1; with Airflow's default of 10
@@ -15,19 +15,19 @@ from pathlib import Path
 
 import pytest
 
-from .test_dag_runs import run, table_rows, three_day_archive
+from .test_dag_runs import run, table_rows, daily_archive
 
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow-standalone")]
 BIN = Path(sys.executable).parent
-DAYS = ["2024-01-01", "2024-01-02", "2024-01-03"]
+DAYS = ["2024-01-01", "2024-01-02"]  # the days daily_archive spreads its changes over
 VARIABLE = "cdc_replay_pipelines"
-BACKFILL_TIMEOUT_S = 900  # three days x (plan, prepare, 3 spark-submits, checks) on a busy 2-core machine
+BACKFILL_TIMEOUT_S = 900  # two days x (plan, prepare, 3 spark-submits, checks) on a busy 2-core machine
 
 
-def test_backfill_of_three_days_equals_one_replay_of_them(airflow_standalone, tmp_path):
+def test_backfill_of_days_equals_one_replay_of_them(airflow_standalone, tmp_path):
     sa = airflow_standalone
     archive = tmp_path / "archive"
-    final = three_day_archive(archive)
+    final = daily_archive(archive)
     pipelines = tmp_path / "pipelines.yaml"
     pipelines.write_text(
         "pipelines:\n"
@@ -40,8 +40,15 @@ def test_backfill_of_three_days_equals_one_replay_of_them(airflow_standalone, tm
     sa.api("POST", "/variables", {"key": VARIABLE, "value": str(pipelines)})
     try:
         started = time.monotonic()
-        proc = sa.cli("backfill", "create", "--dag-id", "cdc_daily_replay", "--from-date", DAYS[0],
-                      "--to-date", DAYS[-1], "--max-active-runs", "1", timeout=300)
+        for attempt in range(3):
+            proc = sa.cli("backfill", "create", "--dag-id", "cdc_daily_replay", "--from-date", DAYS[0],
+                          "--to-date", DAYS[-1], "--max-active-runs", "1", timeout=300)
+            # SQLite answers "database is locked" at once (no busy wait) when two connections both try to turn a
+            # read transaction into a write, as the scheduler and this CLI can: the CLI's transaction is rolled
+            # back whole, so trying again is what a user would do. Any other failure fails the test.
+            if proc.returncode == 0 or "database is locked" not in proc.stderr:
+                break
+            time.sleep(2)
         assert proc.returncode == 0, (proc.stdout + proc.stderr)[-4000:]
         # Backfill runs of a paused DAG are not scheduled (the UI's backfill form unpauses it the same way).
         sa.api("PATCH", "/dags/cdc_daily_replay", {"is_paused": False})
@@ -70,7 +77,7 @@ def test_backfill_of_three_days_equals_one_replay_of_them(airflow_standalone, tm
     one = tmp_path / "one"
     cli = [str(BIN / "cdc-replay")]
     run(cli + ["replay", "--source", str(archive), "--format", "canal-json", "--since", f"{DAYS[0]}T00:00:00Z",
-               "--until", "2024-01-04T00:00:00Z", "--out", str(one / "replay")], sa.env, tmp_path / "replay.log")
+               "--until", "2024-01-03T00:00:00Z", "--out", str(one / "replay")], sa.env, tmp_path / "replay.log")
     run(cli + ["merge", "--replay", str(one / "replay"), "--out", str(one / "state")], sa.env, tmp_path / "merge.log")
     backfilled = table_rows(tmp_path / "state" / "shop" / DAYS[-1] / "state")
     assert set(backfilled) == set(final)

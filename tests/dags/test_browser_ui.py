@@ -1,7 +1,8 @@
 """The Airflow UI as a user drives it, in headless Chromium against a real `airflow standalone` (what `make ui`
 starts): log in with the generated password, fill the cdc_replay trigger form with an ad-hoc source, trigger,
 let the standalone scheduler run the DAG on local Spark, then open the run and the plugin's verification report
-through the verify task's extra link. Screenshots go to test-artifacts/ at the repo root."""
+through the verify task's extra link, and check its charts. Screenshots go to test-artifacts/ at the repo root
+(test-artifacts/report-charts.png: the report's charts)."""
 
 from __future__ import annotations
 
@@ -38,6 +39,32 @@ def shot(page, name: str) -> Path:
     path = ARTIFACTS / f"browser-{name}.png"
     page.screenshot(path=str(path), full_page=True)
     return path
+
+
+def toasts(page) -> list[str]:
+    """The notifications the UI shows (success or error), as a user reads them."""
+    return [t.strip() for t in page.locator("[role=status], [role=alert]").all_inner_texts() if t.strip()]
+
+
+def wait_until_triggered(page, sa, trigger, run_id: str, timeout: float = 180) -> None:
+    """The run exists once the UI's trigger request was accepted. The success toast is transient (gone after a
+    few seconds on a busy machine), so the run is confirmed through the API. If the UI reported an error (SQLite
+    allows one writer: a trigger racing the scheduler can fail with "database is locked"), the user clicks
+    Trigger again; the fixed run id makes a duplicate impossible."""
+    path = f"/api/v2/dags/cdc_replay/dagRuns/{quote(run_id, safe='')}"
+    deadline, seen = time.monotonic() + timeout, []
+    while time.monotonic() < deadline:
+        status, _ = sa._request("GET", path, token=sa.token())
+        if status == 200:
+            return
+        new = [t for t in toasts(page) if t not in seen]
+        seen += new
+        if any("error" in t.lower() or "fail" in t.lower() for t in new) and trigger.is_visible() \
+                and trigger.is_enabled():
+            trigger.click()
+        time.sleep(2)
+    pytest.fail(f"run {run_id} was not created {timeout:.0f}s after Trigger; the UI showed: {seen}\n"
+                f"{sa.log_tail()}")
 
 
 @pytest.fixture
@@ -100,7 +127,7 @@ def test_trigger_form_run_and_verification_report(sync_api, airflow_standalone, 
             assert trigger.is_enabled(), "the trigger form reports invalid fields"
             form_png = shot(page, "1-trigger-form")
             trigger.click()
-            page.get_by_text("Dag Run Triggered").first.wait_for()
+            wait_until_triggered(page, sa, trigger, run_id)
 
             # -- the run, executed by the standalone's scheduler ------------------------------------------
             conf = sa.api("GET", f"/dags/cdc_replay/dagRuns/{quote(run_id, safe='')}")["conf"]
@@ -114,7 +141,7 @@ def test_trigger_form_run_and_verification_report(sync_api, airflow_standalone, 
             run_png = shot(page, "2-successful-run")
 
             # -- the verification report, through the verify task's extra link (task instance > Details) ----
-            page.goto(f"{sa.url}/dags/cdc_replay/runs/{quote(run_id, safe='')}/tasks/verify")
+            page.goto(f"{sa.url}/dags/cdc_replay/runs/{quote(run_id, safe='')}/tasks/jobs.verify")
             page.get_by_role("link", name="Details", exact=True).click()
             link = page.get_by_role("link", name="Verification report")
             link.wait_for()
@@ -125,6 +152,17 @@ def test_trigger_form_run_and_verification_report(sync_api, airflow_standalone, 
             page.get_by_text("Tables", exact=True).wait_for()
             text = page.locator("body").inner_text()
             report_png = shot(page, "3-verification-report")
+            # -- its charts: inline SVG, drawn by the browser with nothing fetched --------------------------
+            charts = page.locator("svg[data-chart]")
+            names = charts.evaluate_all("els => els.map(e => e.dataset.chart)")
+            sizes = charts.evaluate_all("els => els.map(e => [e.getBoundingClientRect().width, "
+                                        "e.getBoundingClientRect().height])")
+            series = page.locator("svg[data-chart=events_per_hour] polyline").evaluate_all(
+                "els => els.map(e => e.dataset.series)")
+            bars = page.locator("svg[data-chart=rows_per_table] rect title").all_text_contents()  # SVG <title> has no innerText
+            page.locator("svg[data-chart=events_per_hour]").scroll_into_view_if_needed()
+            charts_png = ARTIFACTS / "report-charts.png"  # kept: the report with its charts, as a user sees it
+            page.locator("div.charts").screenshot(path=str(charts_png))
         except Exception:
             if page is not None and not page.is_closed():
                 try:
@@ -143,6 +181,12 @@ def test_trigger_form_run_and_verification_report(sync_api, airflow_standalone, 
     assert set(results) == set(truth), results
     for table, rows in truth.items():
         assert results[table]["ok"] and results[table]["actual_rows"] == len(rows), results[table]
-    for png in (form_png, run_png, report_png):
+    assert names == ["events_per_hour", "ops_per_table", "rows_per_table", "dead_letters_by_reason",
+                     "dead_letters_by_source"], names
+    assert all(w > 100 and h > 30 for w, h in sizes), sizes  # drawn, not collapsed
+    assert sorted(series) == sorted(truth), series  # one line per table
+    for table, rows in truth.items():
+        assert f"{table} merged: {len(rows)}" in bars, bars
+    for png in (form_png, run_png, report_png, charts_png):
         assert png.stat().st_size > 10_000, png  # a real rendering, not a blank page
-    print(f"screenshots: {form_png}, {run_png}, {report_png}")
+    print(f"screenshots: {form_png}, {run_png}, {report_png}, {charts_png}")

@@ -38,6 +38,8 @@ def test_trigger_form(sample_pipelines):
     for name, s in schema.items():  # every field is labelled, explained and placed in a section
         assert s.get("title") and params[name].description and s.get("section"), name
     assert {s["section"] for s in schema.values()} == {"Source", "Window", "Tables", "Target", "Merge", "Verify"}
+    assert list(dict.fromkeys(s["section"] for s in schema.values())) == [
+        "Source", "Window", "Tables", "Target", "Merge", "Verify"]  # fields grouped, sections in reading order
     assert schema["format"]["enum"] == [None, *sorted(FORMATS)]
     assert schema["to_format"]["enum"] == [None, *sorted(FORMATS)]
     assert schema["since"]["format"] == schema["until"]["format"] == "date-time"
@@ -46,26 +48,37 @@ def test_trigger_form(sample_pipelines):
     # The UI form marks a field whose type excludes null as required (an empty text box is sent as null), and
     # labels a list entry without its own values_display entry with the None entry's label.
     for name in ("pipeline", "source", "format", "since", "until", "to_format", "sink", "out_dir", "base",
-                 "reference_conn_id"):
+                 "reference_conn_id", "checkpoint", "kafka_config", "max_records_per_split", "max_dead_letters",
+                 "sink_mode", "history", "html"):
         assert "null" in schema[name]["type"], name
-    for name in ("pipeline", "format", "to_format"):
+    for name in ("pipeline", "format", "to_format", "sink_mode", "history", "html"):
         assert set(schema[name]["enum"]) <= set(schema[name]["values_display"]), name
     assert dag.timetable.can_be_scheduled is False  # manual only
 
 
-def test_manual_dag_runs_validate_then_replay_merge_verify_on_spark(sample_pipelines):
-    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+JOBS = ["jobs.prepare", "jobs.replay", "jobs.merge_enabled", "jobs.merge", "jobs.verify"]
 
-    dag = parse().dags["cdc_replay"]
-    order = ["validate", "replay", "merge_enabled", "merge", "verify"]
-    for up, down in zip(order, order[1:]):
-        assert down in dag.get_task(up).downstream_task_ids, (up, down)
-    for tid in ("replay", "merge", "verify"):
-        t = dag.get_task(tid)
-        assert isinstance(t, SparkSubmitOperator) and t._conn_id == "spark_default"
-        assert t.execution_timeout and t.execution_timeout >= dt.timedelta(hours=1)
-    assert dag.get_task("replay").retries >= 1 and dag.get_task("merge").retries >= 1
-    assert dag.get_task("verify").retries == 0 and dag.get_task("validate").retries == 0
+
+def test_both_dags_use_one_replay_merge_verify_group(sample_pipelines):
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+    from cdc_replay_airflow.links import VerificationReportLink
+
+    bag = parse()
+    for dag_id, first in (("cdc_replay", "validate"), ("cdc_daily_replay", "plan")):
+        dag = bag.dags[dag_id]
+        order = [first, *JOBS]
+        for up, down in zip(order, order[1:]):
+            assert down in dag.get_task(up).downstream_task_ids, (dag_id, up, down)
+        for tid in ("jobs.replay", "jobs.merge", "jobs.verify"):
+            t = dag.get_task(tid)
+            assert isinstance(t, SparkSubmitOperator) and t._conn_id == "spark_default"
+            assert t.execution_timeout and t.execution_timeout >= dt.timedelta(hours=1)
+        assert dag.get_task("jobs.replay").retries >= 1 and dag.get_task("jobs.merge").retries >= 1
+        assert dag.get_task("jobs.verify").retries == 0 and dag.get_task(first).retries == 0
+        # One way to attach the report link: on the verify task, and there only.
+        assert [type(link) for link in dag.get_task("jobs.verify").operator_extra_links] == [VerificationReportLink]
+        assert not any(isinstance(link, VerificationReportLink)
+                       for link in dag.get_task("jobs.replay").operator_extra_links)
 
 
 def test_daily_dag_wiring(sample_pipelines):
@@ -75,13 +88,32 @@ def test_daily_dag_wiring(sample_pipelines):
     assert isinstance(dag.timetable, CronDataIntervalTimetable)
     assert dag.timetable.expression in ("@daily", "0 0 * * *") and str(dag.timetable.timezone) in ("UTC", "Timezone('UTC')")
     assert dag.max_active_runs == 1
-    group = dag.task_group_dict["pipeline"]
+    group = dag.task_group_dict["jobs"]
     assert type(group).__name__ == "MappedTaskGroup"  # one map index per pipeline
-    assert {t.split(".")[-1] for t in group.children} == {"prepare", "replay", "merge_enabled", "merge", "verify"}
-    assert dag.get_task("pipeline.verify").retries == 0
+    assert {t.split(".")[-1] for t in group.children} == {"prepare", "replay", "merge_enabled", "merge", "verify",
+                                                          "publish"}
+    publish = dag.get_task("jobs.publish")
+    assert "jobs.verify" in publish.upstream_task_ids
+    assert [getattr(o, "name", None) for o in publish.outlets] == ["cdc_replay_tables"]  # the per-table AssetAlias
     check = dag.get_task("check_table")
     assert type(check).__name__ in ("MappedOperator", "_TaskDecorator") or hasattr(check, "expand_input")
     assert dag.get_task("tables").trigger_rule == "all_done"
+
+
+def test_dag_files_import_the_installed_provider_only():
+    import cdc_replay_airflow
+
+    assert sorted(p.name for p in DAGS.iterdir() if not p.name.startswith(".")) == [
+        "cdc_daily_replay.py", "cdc_replay.py", "pipelines.sample.yaml"]
+    for f in ("cdc_replay.py", "cdc_daily_replay.py"):
+        text = (DAGS / f).read_text()
+        assert "sys.path" not in text and "cdc_replay_airflow" in text
+    info = cdc_replay_airflow.get_provider_info()
+    assert info["package-name"] == "cdc-replay" and info["extra-links"]
+    from importlib.metadata import entry_points
+
+    assert any(ep.value == "cdc_replay_airflow:get_provider_info"
+               for ep in entry_points(group="apache_airflow_provider"))
 
 
 @pytest.mark.parametrize("content", [

@@ -7,7 +7,7 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from cdc_replay_common import pipelines as pl
+from cdc_replay_airflow import pipelines as pl
 
 GOOD = {
     "source": {"archive": "archive/*.jsonl"},
@@ -58,6 +58,17 @@ def test_kafka_source(tmp_path):
     ({"targets": {"to_format": "oms-default"}}, "targets.state_root", "non-empty string"),
     ({"merge": {"enabled": "yes"}}, "merge.enabled", "true or false"),
     ({"mrege": {}}, "mrege", "did you mean 'merge'"),
+    ({"primary_key": ["shop.orders"]}, "primary_key[0]", "TABLES=COL[,COL]"),
+    ({"primary_key": ["--history=x"]}, "primary_key[0]", "TABLES=COL[,COL]"),
+    ({"max_records_per_split": 0}, "max_records_per_split", "positive whole number"),
+    ({"max_dead_letters": "some"}, "max_dead_letters", "a count (100), a fraction (0.1%)"),
+    ({"kafka_config": "not a conn id"}, "kafka_config", "neither an Airflow connection id nor"),
+    ({"targets": {"state_root": "s", "sink_mode": "fast"}}, "targets.sink_mode", "transactional, idempotent"),
+    ({"lookback": "2h", "source": {"kafka": {"bootstrap": "k:9092", "topics": ["t"], "lookback": "1h"}}},
+     "lookback", "given twice"),
+    ({"html": "yes"}, "html", "true or false"),
+    ({"checkpoint": "/some/dir"}, "checkpoint", "true or false"),
+    ({"max_dead_leters": "1%"}, "max_dead_leters", "did you mean 'max_dead_letters'"),
 ])
 def test_errors_name_pipeline_and_field(tmp_path, change, field, words):
     with pytest.raises(pl.PipelineError) as err:

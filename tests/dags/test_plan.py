@@ -4,16 +4,23 @@ with clear errors for impossible combinations and no secrets on the command line
 from __future__ import annotations
 
 import datetime as dt
+import json
 import os
 from pathlib import Path
 
 import pytest
 from cdc_codecs.registry import FORMATS
 from cdc_jobs.cli import build_parser
-from cdc_replay_common import pipelines as pl
-from cdc_replay_common.plan import ConfError, daily_plan, manual_plan, spark_application
+from cdc_replay_airflow import pipelines as pl
+from cdc_replay_airflow.plan import ConfError, daily_plan, manual_plan, spark_application
 
 UTC = dt.timezone.utc
+
+
+@pytest.fixture(autouse=True)
+def data_roots(monkeypatch, tmp_path):
+    """Form paths must lie under configured roots: /data stands for the deployment's data volume."""
+    monkeypatch.setenv("CDC_REPLAY_DATA_ROOTS", os.pathsep.join(["/data", str(tmp_path)]))
 
 
 def cli(args: list[str]):
@@ -65,16 +72,16 @@ def test_pipeline_supplies_defaults_and_reference_goes_by_env(sample_pipelines):
 
 @pytest.mark.parametrize("conf, words", [
     ({}, "'source': choose a pipeline or give an ad-hoc source"),
-    ({"source": "/a", "format": ""}, "'format': an ad-hoc source needs its vendor format"),
+    ({"source": "/data/a", "format": ""}, "'format': an ad-hoc source needs its vendor format"),
     ({"source": "relative/dir", "format": "canal-json"}, "must be an absolute path"),
-    ({"source": "/a", "format": "canal-json", "since": "2024-01-02T00:00:00Z", "until": "2024-01-01T00:00:00Z"},
+    ({"source": "/data/a", "format": "canal-json", "since": "2024-01-02T00:00:00Z", "until": "2024-01-01T00:00:00Z"},
      "'until' (2024-01-01T00:00:00Z) must be after 'since'"),
-    ({"source": "/a", "format": "canal-json", "since": "tomorrow"}, "'since': 'tomorrow' is not an ISO-8601"),
-    ({"source": "/a", "format": "canal-json", "sink": "kafka://k:9092/t"}, "needs a target format"),
-    ({"source": "/a", "format": "canal-json", "tables": ["a b"]}, "'tables'[0]"),
-    ({"source": "/a", "format": "canal-json", "out_dir": "rel"}, "'out_dir'"),
+    ({"source": "/data/a", "format": "canal-json", "since": "tomorrow"}, "'since': 'tomorrow' is not an ISO-8601"),
+    ({"source": "/data/a", "format": "canal-json", "sink": "kafka://k:9092/t"}, "needs a target format"),
+    ({"source": "/data/a", "format": "canal-json", "tables": ["a b"]}, "'tables'[0]"),
+    ({"source": "/data/a", "format": "canal-json", "out_dir": "rel"}, "'out_dir'"),
     ({"pipeline": "nope"}, "no pipeline 'nope'"),
-    ({"pipeline": "sample_shop", "source": "/a"}, "either a pipeline or an ad-hoc source"),
+    ({"pipeline": "sample_shop", "source": "/data/a"}, "either a pipeline or an ad-hoc source"),
 ])
 def test_conf_errors_name_the_field(sample_pipelines, conf, words):
     with pytest.raises(ConfError) as err:
@@ -123,27 +130,87 @@ def test_daily_first_day_has_no_base_and_later_days_continue(tmp_path, monkeypat
     assert "starts on 2024-01-01" in before["skip"]
 
 
-def test_operator_hands_secrets_over_as_env_only(monkeypatch):
-    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+SECRETS = ("p@ss:w/rd", "k-secret-sasl")
+
+
+def secret_operator(monkeypatch, spark_host: str = "local[2]", spark_extra: str = "{}"):
     from airflow.sdk import BaseHook, Connection
-    from cdc_replay_common.operators import CdcSparkSubmitOperator
+    from cdc_replay_airflow.operators.spark_submit import CdcSparkSubmitOperator
 
     conns = {
+        "spark_default": Connection(conn_id="spark_default", conn_type="spark", host=spark_host, extra=spark_extra),
         "shop_db": Connection(conn_id="shop_db", conn_type="mysql", host="db", port=3306, login="u",
-                              password="p@ss:w/rd", schema="shop"),
-        "kafka_shop": Connection(conn_id="kafka_shop", conn_type="generic",
-                                 extra='{"security_protocol": "SASL_SSL", "sasl_plain_password": "k-secret"}'),
+                              password=SECRETS[0], schema="shop"),
+        "kafka_shop": Connection(conn_id="kafka_shop", conn_type="kafka", login="svc", password=SECRETS[1],
+                                 extra='{"security.protocol": "SASL_SSL", "sasl.mechanisms": "PLAIN"}'),
     }
     monkeypatch.setattr(BaseHook, "get_connection", classmethod(lambda cls, cid: conns[cid]))
-    seen = {}
-    monkeypatch.setattr(SparkSubmitOperator, "execute", lambda self, ctx: seen.update(
-        env=self.env_vars, args=self.application_args, conf=self.conf, conn=self._conn_id))
-    op = CdcSparkSubmitOperator(task_id="verify", application="/x/spark_main.py",
-                                application_args=["verify", "--reference", "env:CDC_REPLAY_REFERENCE_URL"],
-                                reference_conn_id="shop_db", kafka_conn_id="kafka_shop")
-    op.execute({})
-    assert seen["env"]["CDC_REPLAY_REFERENCE_URL"] == "mysql+pymysql://u:p%40ss%3Aw%2Frd@db:3306/shop"
-    assert '"sasl_plain_password": "k-secret"' in seen["env"]["CDC_REPLAY_KAFKA_CONFIG_JSON"]
-    assert seen["env"]["PYSPARK_PYTHON"]
-    assert not any("p@ss" in a or "k-secret" in a for a in seen["args"])
-    assert seen["conn"] == "spark_default" and seen["conf"]["spark.sql.session.timeZone"] == "UTC"
+    return CdcSparkSubmitOperator(task_id="verify", application="/x/spark_main.py",
+                                  application_args=["verify", "--reference=env:CDC_REPLAY_REFERENCE_URL"],
+                                  reference_conn_id="shop_db", kafka_conn_id="kafka_shop")
+
+
+def test_secrets_reach_spark_submit_by_its_environment_only(monkeypatch):
+    op = secret_operator(monkeypatch)
+    hook = op._get_hook()
+    command = hook._build_spark_submit_command(op.application)
+    assert not any(secret in " ".join(command) for secret in SECRETS), command
+    assert not any(secret in str(op.env_vars) + str(op.application_args) for secret in SECRETS)
+    assert hook._env["CDC_REPLAY_REFERENCE_URL"] == "mysql+pymysql://u:p%40ss%3Aw%2Frd@db:3306/shop"
+    kafka = json.loads(hook._env["CDC_REPLAY_KAFKA_CONFIG_JSON"])
+    assert kafka["sasl_plain_password"] == SECRETS[1] and kafka["security.protocol"] == "SASL_SSL"
+    assert hook._mask_cmd(command).count(SECRETS[0]) == 0
+
+
+def test_secrets_are_refused_where_they_would_become_spark_conf(monkeypatch):
+    from cdc_replay_airflow.hooks.spark_submit import SecretEnvError
+
+    op = secret_operator(monkeypatch, "yarn", '{"deploy-mode": "cluster"}')
+    with pytest.raises(SecretEnvError, match="CDC_REPLAY_KAFKA_CONFIG_JSON, CDC_REPLAY_REFERENCE_URL"):
+        op._get_hook()._build_spark_submit_command(op.application)
+
+
+@pytest.mark.parametrize("conf, words", [
+    ({"source": "/data/../etc/*.jsonl"}, "'source': '/data/../etc/*.jsonl' contains '..'"),
+    ({"source": "/etc/passwd"}, "'source': '/etc/passwd' is outside the directories runs may use"),
+    ({"source": "/data/a", "out_dir": "/home/someone"}, "'out_dir': '/home/someone' is outside"),
+    ({"source": "/data/a", "base": "/data/x/../../root"}, "'base'"),
+    ({"source": "/data/a", "checkpoint": "relative"}, "'checkpoint': 'relative' must be an absolute path"),
+    ({"source": "/data/a", "kafka_config": "/etc/kafka.json"}, "'kafka_config': '/etc/kafka.json' is outside"),
+    ({"source": "/data/a", "kafka_config": "bad id!"}, "'kafka_config'"),
+    ({"source": "--conf=spark.x=y"}, "'source': '--conf=spark.x=y' starts with '-'"),
+    ({"source": "/data/a", "tables": ["--history"]}, "'tables'[0]: '--history' starts with '-'"),
+    ({"source": "/data/a", "tables": ["shop.*\n--out=/"]}, "'tables'[0]: control characters"),
+    ({"source": "/data/a", "primary_key": ["orders"]}, "'primary_key'[0]: 'orders' is not TABLES=COL"),
+    ({"source": "/data/a", "lookback": "-1h"}, "'lookback': '-1h' starts with '-'"),
+    ({"source": "/data/a", "max_dead_letters": "lots"}, "'max_dead_letters': 'lots' is not"),
+    ({"source": "/data/a", "max_records_per_split": -5}, "'max_records_per_split'"),
+    ({"source": "/data/a", "sink_mode": "yolo"}, "'sink_mode'"),
+    ({"source": "/data/a", "reference_conn_id": "-x"}, "'reference_conn_id'"),
+    ({"source": "kafka://k:9092/bad topic"}, "'source': 'kafka://k:9092/bad topic' is not kafka://"),
+    ({"source": "kafka://k:9092/t/../x"}, "'source'"),
+    ({"source": "s3://bucket/x"}, "only local paths and kafka:// sources"),
+    ({"source": "/data/a", "extra_spark_args": "--conf x"}, "'extra_spark_args': not a field of this form"),
+])
+def test_hostile_values_are_refused_naming_the_field(conf, words):
+    with pytest.raises(ConfError) as err:
+        plan({"format": "canal-json"} | conf)
+    assert words in str(err.value)
+
+
+def test_symlink_out_of_a_root_is_refused(tmp_path):
+    (tmp_path / "escape").symlink_to("/etc")
+    with pytest.raises(ConfError, match="'out_dir'.*outside"):
+        plan({"source": "/data/a", "format": "canal-json", "out_dir": str(tmp_path / "escape" / "x")})
+
+
+def test_report_directory_cannot_be_escaped_by_run_id():
+    with pytest.raises(ConfError, match="'run_id'"):
+        plan({"source": "/data/a", "format": "canal-json"}, run_id="..")
+
+
+def test_table_names_are_not_only_ascii():
+    p = plan({"source": "/data/a", "format": "canal-json", "tables": ["商城.订单*"],
+              "primary_key": ["商城.订单=订单号"]})
+    replay = cli(p["replay_args"])
+    assert replay.tables == ["商城.订单*"] and replay.primary_key == ["商城.订单=订单号"]

@@ -15,9 +15,9 @@ import pytest
 from fastapi import FastAPI
 from fastapi.testclient import TestClient
 
-from cdc_jobs.reports import write_reports
-from cdc_replay_plugin.app import URL_PREFIX, app, require_login
-from cdc_replay_plugin.links import VerificationReportLink, attach_report_link, report_url
+from cdc_jobs.io.reports import write_reports
+from cdc_replay_airflow.plugins.app import URL_PREFIX, app, require_login
+from cdc_replay_airflow.links import VerificationReportLink, attach_report_link, report_url
 
 DAG_ID = "cdc_replay_shop"
 GOOD_RUN = "scheduled__2024-01-02T00:00:00+00:00"
@@ -106,6 +106,9 @@ def test_report_rendered_from_json_when_no_html_and_bad_paths_refused(reports_ro
     (reports_root / DAG_ID / GOOD_RUN / "verification.html").unlink()
     r = client.get(report_url(DAG_ID, GOOD_RUN))
     assert r.status_code == 200 and "shop.customers" in r.text
+    for chart in ("events_per_hour", "ops_per_table", "rows_per_table", "dead_letters_by_reason",
+                  "dead_letters_by_source"):  # the run page shows the report's charts
+        assert f"data-chart='{chart}'" in r.text, chart
     assert client.get(report_url(DAG_ID, "manual__never")).status_code == 404
     assert client.get(f"{URL_PREFIX}/reports/..%2F..%2Fetc/passwd").status_code in (400, 404)
     assert client.get(f"{URL_PREFIX}/reports/../{GOOD_RUN}").status_code in (400, 404)

@@ -1,11 +1,17 @@
-"""The plugin class Airflow loads (through ``cdc_replay_plugin:CdcReplayPlugin``)."""
+"""The Airflow plugin of the cdc-replay provider (entry point ``airflow.plugins``:
+``cdc_replay_airflow.plugins:CdcReplayPlugin``):
+
+- pages listing verification reports by DAG run and table, pass/fail at a glance, each report with its charts
+  (FastAPI app at ``/cdc-replay``, behind Airflow login; in the menu through ``external_views``);
+- registration of ``VerificationReportLink``, which the shared task group attaches to its verify task.
+"""
 
 from __future__ import annotations
 
 from airflow.plugins_manager import AirflowPlugin
 
+from ..links import VerificationReportLink
 from .app import URL_PREFIX, app
-from .links import VerificationReportLink
 
 
 class CdcReplayPlugin(AirflowPlugin):
@@ -21,5 +27,5 @@ class CdcReplayPlugin(AirflowPlugin):
         "category": "browse",
         "url_route": "cdc-replay-verification",
     }]
-    # Registered so Airflow knows the link class; it is attached to the verify task only (links.attach_report_link).
+    # Registered so Airflow knows the link class; it is attached to the verify task only (task_groups.replay_merge_verify, links.attach_report_link).
     operator_extra_links = [VerificationReportLink()]

@@ -24,7 +24,7 @@ from airflow.api_fastapi.core_api.security import requires_access_view
 from fastapi import Depends, FastAPI, HTTPException, Request
 from fastapi.responses import HTMLResponse, JSONResponse
 
-from .reports_index import ACCOUNTING, HTML, REPORT, list_reports, report_dir, reports_root
+from ..reports_index import ACCOUNTING, HTML, REPORT, list_reports, report_dir, reports_root
 
 URL_PREFIX = "/cdc-replay"
 require_login = requires_access_view(AccessView.PLUGINS)  # one object, so tests can override it
@@ -128,7 +128,7 @@ def _page(request: Request, dag_id: str, run_id: str, pipeline: Optional[str]) -
     if (d / HTML).is_file():
         return HTMLResponse((d / HTML).read_text(encoding="utf-8"))
     if (d / REPORT).is_file():  # no HTML written: render it from the JSON
-        from cdc_jobs.reports import html_page
+        from cdc_jobs.io.reports import html_page
 
         tables = _read_json(d / REPORT, what)
         accounting = _read_json(d / ACCOUNTING, what) if (d / ACCOUNTING).is_file() else {}

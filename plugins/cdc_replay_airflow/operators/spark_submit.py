@@ -1,23 +1,17 @@
-"""The Spark task used by both DAGs: SparkSubmitOperator plus the two things every cdc-replay job needs at
-execute time - the project's Python for the Spark workers, and secrets from Airflow connections handed over as
-environment variables (never as arguments, never in rendered template fields)."""
+"""The Spark task both DAGs use: `spark-submit cdc_jobs/spark_main.py <job> ...` with the connections a job
+needs. Connection work is the hooks' (hooks/reference.py, hooks/kafka.py); this class only wires them in."""
 
 from __future__ import annotations
 
 import datetime as dt
-import json
 import os
 import shutil
 import sys
 from typing import Any
-from urllib.parse import quote
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
-from .plan import KAFKA_CONFIG_ENV, REFERENCE_ENV
-
-# SQLAlchemy drivers the project installs, by Airflow connection type.
-SQLALCHEMY_DRIVERS = {"mysql": "mysql+pymysql", "postgres": "postgresql+psycopg2", "postgresql": "postgresql+psycopg2"}
+from ..hooks.spark_submit import CdcSparkSubmitHook
 
 
 def spark_conf() -> dict[str, str]:
@@ -43,29 +37,15 @@ def spark_task_args() -> dict[str, Any]:
     }
 
 
-def sqlalchemy_url(conn: Any) -> str:
-    """An Airflow connection -> SQLAlchemy URL. An explicit `sqlalchemy_url` in the extra wins."""
-    extra = conn.extra_dejson or {}
-    if extra.get("sqlalchemy_url"):
-        return extra["sqlalchemy_url"]
-    driver = SQLALCHEMY_DRIVERS.get(conn.conn_type, conn.conn_type)
-    auth = ""
-    if conn.login:
-        auth = quote(conn.login, safe="") + (f":{quote(conn.password, safe='')}" if conn.password else "") + "@"
-    port = f":{conn.port}" if conn.port else ""
-    return f"{driver}://{auth}{conn.host or ''}{port}/{conn.schema or ''}"
-
-
 class CdcSparkSubmitOperator(SparkSubmitOperator):
-    """`spark-submit cdc_jobs/spark_main.py <subcommand> ...` with the connections a job needs.
+    """spark-submit of one cdc-replay job.
 
-    reference_conn_id: Airflow connection of the source database; its SQLAlchemy URL goes to the job as
-        $CDC_REPLAY_REFERENCE_URL (verify --reference env:CDC_REPLAY_REFERENCE_URL).
-    kafka_conn_id: Airflow connection whose extra holds Kafka client settings (security.protocol, sasl_*...);
-        handed to the job as the JSON object in $CDC_REPLAY_KAFKA_CONFIG_JSON.
+    application_args: the job's arguments, from `cdc_jobs.contract` (`JobArgs.to_argv`).
+    reference_conn_id: the source database for verify (ReferenceDatabaseHook -> $CDC_REPLAY_REFERENCE_URL).
+    kafka_conn_id: Kafka client settings for replay (KafkaClientConfigHook -> $CDC_REPLAY_KAFKA_CONFIG_JSON).
 
-    In local and client mode the variables reach spark-submit through its process environment only. On YARN
-    and Kubernetes the provider turns env_vars into --conf options, so there prefer Spark-side secrets.
+    Secrets from those connections reach spark-submit through its process environment only (see
+    hooks/spark_submit.py): never its command line, never a rendered template field, never the task log.
     """
 
     template_fields = (*SparkSubmitOperator.template_fields, "reference_conn_id", "kafka_conn_id")
@@ -79,22 +59,31 @@ class CdcSparkSubmitOperator(SparkSubmitOperator):
         self.reference_conn_id = reference_conn_id
         self.kafka_conn_id = kafka_conn_id
 
-    def execute(self, context: Any) -> None:
-        from airflow.sdk import BaseHook
+    def secret_env(self) -> dict[str, str]:
+        from ..hooks.kafka import KafkaClientConfigHook
+        from ..hooks.reference import ReferenceDatabaseHook
 
+        env: dict[str, str] = {}
+        if self.reference_conn_id:
+            env |= ReferenceDatabaseHook(self.reference_conn_id).job_env()
+        if self.kafka_conn_id:
+            env |= KafkaClientConfigHook(self.kafka_conn_id).job_env()
+        return env
+
+    def _get_hook(self) -> CdcSparkSubmitHook:
+        return CdcSparkSubmitHook.adopt(super()._get_hook(), self.secret_env())
+
+    def execute(self, context: Any) -> None:
         env = {str(k): str(v) for k, v in (self.env_vars or {}).items()}
         # Spark's Python workers must run the interpreter that has the project installed.
         env.setdefault("PYSPARK_PYTHON", os.environ.get("PYSPARK_PYTHON") or sys.executable)
         env.setdefault("PYSPARK_DRIVER_PYTHON", os.environ.get("PYSPARK_DRIVER_PYTHON") or sys.executable)
+        # The task log is not a terminal: the job prints plain progress lines every few seconds.
+        env.setdefault("CDC_REPLAY_PROGRESS", "plain")
         if self._spark_binary is None and shutil.which("spark-submit") is None:
             # `airflow` started without the virtualenv on PATH: use the spark-submit next to this Python.
             candidate = os.path.join(os.path.dirname(sys.executable), "spark-submit")
             if os.path.exists(candidate):
                 self._spark_binary = candidate
-        if self.reference_conn_id:
-            env[REFERENCE_ENV] = sqlalchemy_url(BaseHook.get_connection(self.reference_conn_id))
-        if self.kafka_conn_id:
-            env[KAFKA_CONFIG_ENV] = json.dumps(BaseHook.get_connection(self.kafka_conn_id).extra_dejson or {})
-        # Set after templates were rendered (and recorded): the values never show in the UI's rendered fields.
-        self.env_vars = env
+        self.env_vars = env  # not secret: safe anywhere, including --conf on YARN/Kubernetes
         return super().execute(context)

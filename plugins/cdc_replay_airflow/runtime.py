@@ -75,3 +75,14 @@ def describe_table_result(r: dict[str, Any]) -> str:
     extra = f" ({r['message']})" if r.get("message") else ""
     return (f"pipeline {r['pipeline']!r} table {r['table']}: {state}: expected {r.get('expected_rows')} rows, "
             f"state has {r.get('actual_rows')}{extra}; report {r.get('report')}")
+
+
+def verified_tables(plan: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tables of a plan's verification report that passed (the ones whose rebuilt state is announced)."""
+    report = plan.get("report")
+    if not report or not os.path.exists(report):
+        return []
+    with open(report, encoding="utf-8") as fh:
+        data = json.load(fh)
+    rows = data.get("tables", data) if isinstance(data, dict) else data
+    return [r for r in rows if isinstance(r, dict) and r.get("ok") and r.get("table")]

@@ -1,9 +1,8 @@
 """The verify task's extra link ("Verification report") to its run's report page in the plugin.
 
-Attach it to the verify operator only (not to every operator of a type), in the DAG helper::
-
-    from cdc_replay_plugin.links import attach_report_link
-    verify = attach_report_link(SparkSubmitOperator(task_id="verify", ..., retries=0))
+The one way it is attached: `task_groups.replay_merge_verify` wraps its verify task in `attach_report_link`
+(the link is for that task only, not every operator of its type). The provider (get_provider_info) and the
+plugin register the class so Airflow can show it.
 
 Airflow 3 computes the link on the worker when the task finishes (also when it fails) and stores it as an XCom;
 the UI shows the button from that. The URL is ``[api] base_url`` (if set) + ``/cdc-replay/reports/<dag>/<run>``.

@@ -18,6 +18,15 @@
           sink: kafka://broker:9092/shop.oms       # optional: also produce the re-encoded messages there
         merge: {enabled: true, history: false}
         reference_conn_id: shop_mysql              # optional Airflow connection of the source database
+        # Any other option of replay/merge/verify, by its name with underscores (cdc_jobs.contract):
+        primary_key: ["shop.order_items=order_id,line_no"]   # formats without key names (SharePlex, ...)
+        lookback: 2h                               # Kafka: read this much before the window
+        kafka_config: kafka_shop                   # Airflow connection id, or a settings file path
+        max_records_per_split: 200000
+        max_dead_letters: "0.1%"                   # replay and verify; default: the jobs' built-in budget
+        checkpoint: true                           # each day continues from the previous day's checkpoint
+        html: true                                 # write the HTML verification report (default)
+        # targets.sink_mode: transactional | idempotent
 
 Relative paths are resolved against the directory of the pipelines file, so the same file works whatever the
 working directory of the process that reads it. Every problem is reported as ``pipeline 'NAME': field 'PATH':
@@ -34,21 +43,29 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
+from cdc_jobs.contract import DEAD_LETTER_BUDGET, DURATION, PRIMARY_KEY, SINK_URL, TABLE_GLOB, pipeline_keys
+
 VARIABLE = "cdc_replay_pipelines"  # Airflow Variable holding the path of the pipelines file
 ENV = "CDC_REPLAY_PIPELINES"  # fallback: environment variable with the path
 
 NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")  # used in paths and task labels
-TABLE_RE = re.compile(r"^[^\s,]+$")  # one db.table glob; commas separate patterns on the CLI
+TABLE_RE = re.compile(f"^{TABLE_GLOB}$")  # one db.table glob; commas separate patterns on the CLI
 BOOTSTRAP_RE = re.compile(r"^[^\s/,]+:\d+(,[^\s/,]+:\d+)*$")
 TOPIC_RE = re.compile(r"^[A-Za-z0-9._-]{1,249}$")
-LOOKBACK_RE = re.compile(r"^\d+[smhd]$")
-SINK_RE = re.compile(r"^kafka://[^\s/]+/[A-Za-z0-9._-]+$")
+LOOKBACK_RE = re.compile(f"^{DURATION}$")
+SINK_RE = re.compile(f"^{SINK_URL}$")
+PRIMARY_KEY_RE = re.compile(f"^{PRIMARY_KEY}$")
+BUDGET_RE = re.compile(f"^{DEAD_LETTER_BUDGET}$")
 
-PIPELINE_KEYS = {"description", "source", "format", "tables", "start", "targets", "merge", "reference_conn_id"}
+# The schema follows the job contract (cdc_jobs.contract): every option a pipeline may set has its dotted key
+# there (`Option.pipeline`), so a new job option is accepted here without editing this file.
+_CONTRACT_KEYS = pipeline_keys()
+PIPELINE_KEYS = {"description", "source", "start", "targets", "merge"} | {k for k in _CONTRACT_KEYS if "." not in k}
 SOURCE_KEYS = {"archive", "kafka"}
 KAFKA_KEYS = {"bootstrap", "topics", "conn_id", "lookback"}
-TARGET_KEYS = {"state_root", "to_format", "sink"}
-MERGE_KEYS = {"enabled", "history"}
+TARGET_KEYS = {"state_root"} | {k.split(".", 1)[1] for k in _CONTRACT_KEYS if k.startswith("targets.")}
+MERGE_KEYS = {"enabled"} | {k.split(".", 1)[1] for k in _CONTRACT_KEYS if k.startswith("merge.")}
+CONN_ID_RE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.-]{0,249}$")
 
 
 class PipelineError(ValueError):
@@ -81,6 +98,13 @@ class Pipeline:
     history: bool = False
     reference_conn_id: str | None = None
     description: str = ""
+    primary_key: tuple[str, ...] = ()
+    sink_mode: str | None = None
+    checkpoint: bool = False  # continue each day's replay from the previous day's checkpoint
+    kafka_config_file: str | None = None
+    max_records_per_split: int | None = None
+    max_dead_letters: str | None = None
+    html: bool = True
 
     @property
     def sources(self) -> list[str]:
@@ -171,6 +195,8 @@ class _Fields:
         return name
 
     def path(self, value: str) -> str:
+        if "://" in value:  # a storage URI (s3a://, gs://, hdfs://, ...): taken as written
+            return value
         p = Path(os.path.expanduser(value))
         return str(p if p.is_absolute() else (self.base_dir / p).resolve())
 
@@ -245,14 +271,56 @@ def parse_pipeline(name: Any, spec: Any, base_dir: Path, defaults: dict | None =
     if not isinstance(description, str):
         raise f.fail("description", "must be text")
 
+    # Job options set by their own names (cdc_jobs.contract).
+    primary_key = f.strings(spec.get("primary_key"), "primary_key", PRIMARY_KEY_RE,
+                            "TABLES=COL[,COL] (e.g. shop.order_items=order_id,line_no)")
+    if spec.get("lookback") is not None:
+        if lookback is not None:
+            raise f.fail("lookback", "given twice: here and as source.kafka.lookback")
+        lookback = f.string(str(spec["lookback"]), "lookback", LOOKBACK_RE, "a duration like 30m, 2h or 1d")
+    kafka_config_file = None
+    if spec.get("kafka_config") is not None:
+        value = f.string(spec["kafka_config"], "kafka_config")
+        if _is_file_reference(value):
+            kafka_config_file = f.path(value)
+        elif conn_id is not None:
+            raise f.fail("kafka_config", "given twice: here and as source.kafka.conn_id")
+        elif not CONN_ID_RE.match(value):
+            raise f.fail("kafka_config", f"{value!r} is neither an Airflow connection id nor a settings file path")
+        else:
+            conn_id = value
+    sink_mode = targets.get("sink_mode")
+    if sink_mode is not None:
+        from cdc_jobs.contract import option
+
+        choices = option("replay", "sink_mode").choices
+        if sink_mode not in choices:
+            raise f.fail("targets.sink_mode", f"must be one of {', '.join(choices)}, got {sink_mode!r}")
+    max_records = spec.get("max_records_per_split")
+    if max_records is not None and (isinstance(max_records, bool) or not isinstance(max_records, int)
+                                    or max_records < 1):
+        raise f.fail("max_records_per_split", f"must be a positive whole number, got {max_records!r}")
+    budget = spec.get("max_dead_letters")
+    if budget is not None:
+        budget = f.string(str(budget), "max_dead_letters", BUDGET_RE, "a count (100), a fraction (0.1%) or "
+                          "per-table limits (1%,table:5%), or none")
+
     return Pipeline(
         name=name, format=fmt, start=start, state_root=os.path.join(state_root, name), archive=archive,
         kafka_bootstrap=bootstrap, kafka_topics=topics, kafka_conn_id=conn_id, lookback=lookback,
         tables=tables, to_format=to_format, sink=sink,
         merge=f.boolean(merge.get("enabled"), "merge.enabled", True),
         history=f.boolean(merge.get("history"), "merge.history", False),
-        reference_conn_id=reference, description=description,
+        reference_conn_id=reference, description=description, primary_key=primary_key, sink_mode=sink_mode,
+        checkpoint=f.boolean(spec.get("checkpoint"), "checkpoint", False), kafka_config_file=kafka_config_file,
+        max_records_per_split=max_records, max_dead_letters=budget,
+        html=f.boolean(spec.get("html"), "html", True),
     )
+
+
+def _is_file_reference(value: str) -> bool:
+    """`kafka_config` names a settings file (a path) or an Airflow connection (an id without slashes)."""
+    return "/" in value or value.endswith((".json", ".properties", ".conf"))
 
 
 def parse(document: Any, base_dir: Path, path: str = "<pipelines>") -> Pipelines:
