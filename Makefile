@@ -11,10 +11,13 @@ export PYSPARK_DRIVER_PYTHON := $(BIN)/python
 
 .PHONY: demo test install ui bench clean
 
-$(STAMP): pyproject.toml constraints.txt
+$(STAMP): pyproject.toml constraints.txt constraints-moto.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -c constraints.txt -e '.[airflow,test]'
+	# The S3 API server of the object-store tests, in its own virtualenv (its botocore pins an older dateutil).
+	$(PYTHON) -m venv $(VENV)/moto-server
+	$(VENV)/moto-server/bin/pip install -q -c constraints-moto.txt 'moto[server]'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -23,7 +26,7 @@ demo: $(STAMP)
 	bash .ci/demo.sh
 
 test: $(STAMP)
-	$(BIN)/python -m pytest -n 2 --dist loadgroup -q -p no:cacheprovider tests
+	$(BIN)/python -m pytest -n 2 --dist loadgroup -q -p no:cacheprovider --durations=20 tests
 
 ui: $(STAMP)
 	bash .ci/airflow-ui.sh

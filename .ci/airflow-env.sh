@@ -33,6 +33,8 @@ export CDC_REPLAY_SHUFFLE_PARTITIONS="${CDC_REPLAY_SHUFFLE_PARTITIONS:-4}"
 export CDC_REPLAY_PIPELINES="${CDC_REPLAY_PIPELINES:-$_cdc_repo/dags/pipelines.sample.yaml}"
 export CDC_REPLAY_REPORTS_DIR="${CDC_REPLAY_REPORTS_DIR:-$_cdc_repo/var/reports}"
 export CDC_REPLAY_OUTPUT_ROOT="${CDC_REPLAY_OUTPUT_ROOT:-$_cdc_repo/var/output}"
+# Trigger-form paths (source, out_dir, base, checkpoint) must lie under these (`:`-separated).
+export CDC_REPLAY_DATA_ROOTS="${CDC_REPLAY_DATA_ROOTS:-$_cdc_repo/var}"
 export CDC_REPLAY_DAILY_START="${CDC_REPLAY_DAILY_START:-2023-12-31}"
 
 mkdir -p "$AIRFLOW_HOME" "$AIRFLOW__CORE__PLUGINS_FOLDER" "$CDC_REPLAY_REPORTS_DIR" "$CDC_REPLAY_OUTPUT_ROOT"

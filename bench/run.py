@@ -1,34 +1,51 @@
-"""Throughput benchmark: decode (+ optionally re-encode) a generated archive with the real replay job.
+"""Benchmark: cdc-replay beside hand-written one-format Spark jobs ("peers", ``bench/peers.py``), on the same
+generated archives, in one run and one SparkSession, so a busy shared machine hits both sides alike.
 
-    python -m bench.run [--messages 200000] [--format canal-json] [--to-format oms-default] [--repeat 2]
-                        [--files 2]
+    python -m bench.run [--messages 1000000] [--formats canal-json,dts-avro] [--to-format oms-default]
+                        [--steps replay,reencode,merge] [--repeat 2] [--json out.json]
 
-Prints messages/s for the pure codec (single process) and for the Spark replay on this machine, plain and, with
-``--to-format``, re-encoding too. The machine is often shared, so besides wall time every run reports the CPU
-seconds spent by the whole process tree (driver, JVM, Python workers): on a busy machine that is the steadier
-number to compare. Targets live here, not in timed tests: compare runs on the same machine (bench/RESULTS.md).
+Per step and format it prints ours, peer and the ratio peer/ours (>= 1.0 means we are as fast), with wall and
+CPU seconds (driver, JVM and Python workers together: the steadier number on a shared machine) and the peak RSS
+of the driver (Python driver process + the local-mode Spark JVM, sampled). The SparkSession is started once for all steps;
+each measured run is preceded by one warm-up of the same step (``--no-warmup`` skips it for big archives); the
+best of ``--repeat`` runs counts.
+
+A step is one function pair in ``STEPS``: ``ours(ctx)`` and ``peer(ctx)``, each doing one complete run into
+``ctx.out``. The merge step measures `cdc-replay merge` beside the hand-written ``row_number()`` upsert
+(``bench/merge_step.py``) on one shared replay of the archive.
 """
 
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import shutil
 import tempfile
+import threading
 import time
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Callable, Optional
 
 from cdc_codecs import Position, get_codec
-from cdc_jobs.sample import simulate
+from cdc_jobs.commands.sample import simulate
 
 
-def build_archive(fmt: str, messages: int, root: Path, files: int = 0) -> Path:
-    """Repeat one simulated day until the archive holds `messages` lines, in `files` files (0: 100k lines
-    each)."""
+# -- archives ------------------------------------------------------------------------------------------------
+
+def _day_messages(fmt: str) -> list[bytes]:
+    """One simulated day (snapshot + changes, two tables) encoded one event per message."""
     w = simulate(1, "2024-01-01", rows=500, changes=5000)
     codec = get_codec(fmt)
-    encoded = [m.value for e in w.snapshot + w.changes for m in codec.encode([e])]
+    return [m.value for e in w.snapshot + w.changes for m in codec.encode([e])]
+
+
+def build_lines_archive(fmt: str, messages: int, root: Path, files: int = 0) -> Path:
+    """Repeat one simulated day until the archive holds ``messages`` JSON lines, in ``files`` files (0: 100k
+    lines each)."""
+    encoded = _day_messages(fmt)
     root.mkdir(parents=True, exist_ok=True)
     per_file = -(-messages // files) if files else 100_000
     written, part = 0, 0
@@ -42,74 +59,251 @@ def build_archive(fmt: str, messages: int, root: Path, files: int = 0) -> Path:
     return root
 
 
-def process_tree_cpu() -> float:
-    """CPU seconds used so far by this process and its children (the Spark JVM and its Python workers)."""
+def build_avro_archive(fmt: str, messages: int, root: Path, files: int = 0) -> Path:
+    """Avro container files (what an Avro topic archived to object storage looks like): the records of one
+    simulated day, repeated, written with the format's full writer schema."""
+    import fastavro
+
+    from cdc_codecs.dts.dts_avro import RECORD15  # the writer schema of the bench's Avro format
+    from cdc_codecs.shared.avro import avro_loads
+
+    records = [avro_loads(RECORD15, m)[0] for m in _day_messages(fmt)]
+    root.mkdir(parents=True, exist_ok=True)
+    per_file = -(-messages // files) if files else 100_000
+    written, part = 0, 0
+    while written < messages:
+        n = min(per_file, messages - written)
+        with open(root / f"part-{part:05d}.avro", "wb") as fh:
+            fastavro.writer(fh, RECORD15, (records[(written + i) % len(records)] for i in range(n)),
+                            codec="null")
+        written += n
+        part += 1
+    return root
+
+
+ARCHIVES: dict[str, Callable[..., Path]] = {"canal-json": build_lines_archive, "dts-avro": build_avro_archive}
+
+
+# -- measuring -----------------------------------------------------------------------------------------------
+
+def _tree():
     import psutil
 
     me = psutil.Process(os.getpid())
-    total = 0.0
-    for p in [me, *me.children(recursive=True)]:
-        try:
-            t = p.cpu_times()
-            total += t.user + t.system + t.children_user + t.children_system
-        except psutil.Error:  # a worker that just exited
-            pass
-    return total
+    return me, me.children(recursive=True)
 
 
-def bench_codec(fmt: str, path: Path, to_format: str | None, limit: int = 100_000) -> dict:
-    codec = get_codec(fmt)
-    lines = path.read_bytes().splitlines()[:limit]
-    wall, cpu = time.perf_counter(), time.process_time()
-    events = [e for i, line in enumerate(lines) for e in codec.decode(line, Position(str(path), -1, i + 1))]
-    out = {"decode_msgs_per_s": round(len(lines) / (time.perf_counter() - wall)),
-           "decode_msgs_per_cpu_s": round(len(lines) / (time.process_time() - cpu))}
-    if to_format:
-        target = get_codec(to_format)
-        carried = [e for e in events if target.capabilities.carries(e.op)]
-        cpu = time.process_time()
-        target.encode(carried)
-        out["encode_events_per_cpu_s"] = round(len(carried) / (time.process_time() - cpu))
+class PeakRss:
+    """Peak RSS of the driver (this process + the Spark JVM) and CPU seconds of the whole process tree (driver,
+    JVM, Python workers), sampled every 0.2 s. CPU is summed per process from its first to its last sample:
+    Python workers come and go, and a tree total taken only at the start and end would miss or double-count
+    them. Python workers are executors, not the driver, so their memory is not in the RSS."""
+
+    def __init__(self) -> None:
+        self.peak = 0
+        self._first: dict[int, float] = {}
+        self._last: dict[int, float] = {}
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    @property
+    def cpu_seconds(self) -> float:
+        return sum(self._last[p] - self._first[p] for p in self._last)
+
+    def _sample(self, first: bool = False) -> None:
+        import psutil
+
+        me, kids = _tree()
+        rss = 0
+        for p in [me, *kids]:
+            try:
+                t = p.cpu_times()
+                cpu = t.user + t.system
+                # a process seen for the first time after the start began within the measurement
+                self._first.setdefault(p.pid, cpu if first else 0.0)
+                self._last[p.pid] = cpu
+                if p is me or "java" in p.name():
+                    rss += p.memory_info().rss
+            except psutil.Error:
+                pass
+        self.peak = max(self.peak, rss)
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            self._sample()
+
+    def __enter__(self) -> "PeakRss":
+        self._sample(first=True)
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        self._thread.join()
+        self._sample()
+
+
+@dataclass
+class Ctx:
+    """What a step needs: the archive, its format, the re-encode target, a scratch output dir, Spark."""
+
+    fmt: str
+    archive: Path
+    to_format: Optional[str]
+    out: Path
+    messages: int
+    spark: object = None
+
+
+def measure(fn: Callable[[Ctx], None], ctx: Ctx, repeat: int, warmup: bool = True) -> dict:
+    shutil.rmtree(ctx.out, ignore_errors=True)
+    if warmup:
+        fn(ctx)
+    walls, cpus, rss = [], [], []
+    for _ in range(repeat):
+        shutil.rmtree(ctx.out, ignore_errors=True)
+        with PeakRss() as peak:
+            wall = time.perf_counter()
+            fn(ctx)
+            walls.append(round(time.perf_counter() - wall, 2))
+        cpus.append(round(peak.cpu_seconds, 1))
+        rss.append(round(peak.peak / 2**20))
+    shutil.rmtree(ctx.out, ignore_errors=True)
+    return {"seconds": walls, "cpu_seconds": cpus, "peak_driver_rss_mb": max(rss),
+            "best_msgs_per_s": round(ctx.messages / min(walls)), "load_average_1m": round(os.getloadavg()[0], 1)}
+
+
+# -- steps: ours and the peer, one function each -------------------------------------------------------------
+
+def _cli(argv: list[str]) -> None:
+    from cdc_jobs import cli
+
+    with io.StringIO() as quiet:
+        import contextlib
+
+        with contextlib.redirect_stdout(quiet):
+            assert cli.main(argv) == 0
+
+
+def ours_replay(ctx: Ctx) -> None:
+    _cli(["replay", "--source", str(ctx.archive), "--format", ctx.fmt, "--out", str(ctx.out)])
+
+
+def peer_replay(ctx: Ctx) -> None:
+    from bench.peers import REPLAY
+
+    REPLAY[ctx.fmt](ctx.spark, ctx.archive, ctx.out)
+
+
+def ours_reencode(ctx: Ctx) -> None:
+    _cli(["replay", "--source", str(ctx.archive), "--format", ctx.fmt, "--to-format", ctx.to_format,
+          "--out", str(ctx.out)])
+
+
+def peer_reencode(ctx: Ctx) -> None:
+    from bench.peers import REENCODE
+
+    REENCODE[(ctx.fmt, ctx.to_format)](ctx.spark, ctx.archive, ctx.out)
+
+
+def _replayed(ctx: Ctx) -> Path:
+    """The merge step's input: one replay of the archive, made once per format and shared by both sides."""
+    out = ctx.archive.parent / f"{ctx.fmt}-replayed"
+    if not (out / "events").is_dir():
+        _cli(["replay", "--source", str(ctx.archive), "--format", ctx.fmt, "--out", str(out)])
     return out
 
 
-def bench_replay(argv: list[str], out: Path, repeat: int, messages: int) -> dict:
-    from cdc_jobs import cli
+def ours_merge(ctx: Ctx) -> None:
+    _cli(["merge", "--replay", str(_replayed(ctx)), "--out", str(ctx.out)])
 
-    shutil.rmtree(out, ignore_errors=True)
-    cli.main(argv)  # warm-up: Spark start and Python worker imports are not what we measure
-    walls, cpus = [], []
-    for _ in range(repeat):
-        shutil.rmtree(out, ignore_errors=True)
-        wall, cpu = time.perf_counter(), process_tree_cpu()
-        cli.main(argv)
-        walls.append(round(time.perf_counter() - wall, 2))
-        cpus.append(round(process_tree_cpu() - cpu, 1))
-    return {"seconds": walls, "cpu_seconds": cpus, "best_msgs_per_s": round(messages / min(walls)),
-            "load_average_1m": round(os.getloadavg()[0], 1)}
+
+def peer_merge(ctx: Ctx) -> None:
+    from bench.merge_step import peer_merge as upsert
+
+    upsert(ctx.spark, _replayed(ctx), ctx.out)
+
+
+STEPS: dict[str, tuple[Callable[[Ctx], None], Callable[[Ctx], None]]] = {
+    "replay": (ours_replay, peer_replay),
+    "reencode": (ours_reencode, peer_reencode),
+    "merge": (ours_merge, peer_merge),
+}
+
+
+def run_step(step: str, ctx: Ctx, repeat: int, warmup: bool = True) -> dict:
+    ours, peer = STEPS[step]
+    o, p = measure(ours, ctx, repeat, warmup), measure(peer, ctx, repeat, warmup)
+    return {"step": step, "format": ctx.fmt, "to_format": ctx.to_format if step == "reencode" else None,
+            "messages": ctx.messages, "ours": o, "peer": p,
+            "ratio": round(min(p["seconds"]) / min(o["seconds"]), 2),
+            "cpu_ratio": round(min(p["cpu_seconds"]) / max(0.1, min(o["cpu_seconds"])), 2)}
+
+
+# -- codec alone (one process): the per-message floor beside the Spark numbers -------------------------------
+
+def bench_codec(fmt: str, archive: Path, limit: int = 100_000) -> dict:
+    if get_codec(fmt).capabilities.binary:
+        return {}
+    import orjson
+
+    codec = get_codec(fmt)
+    lines = next(iter(sorted(archive.iterdir()))).read_bytes().splitlines()[:limit]
+    cpu = time.process_time()
+    for line in lines:
+        orjson.loads(line)
+    floor = time.process_time() - cpu
+    cpu = time.process_time()
+    for i, line in enumerate(lines):
+        codec.decode(line, Position("bench", -1, i + 1))
+    return {"orjson_loads_msgs_per_cpu_s": round(len(lines) / floor),
+            "decode_msgs_per_cpu_s": round(len(lines) / (time.process_time() - cpu))}
+
+
+def table(results: list[dict]) -> str:
+    head = ("| step | format | messages | ours s (cpu s) | peer s (cpu s) | ratio peer/ours wall (cpu) | "
+            "peak driver RSS MB ours / peer | load 1m |")
+    lines = [head, "|" + "---|" * 8]
+    for r in results:
+        o, p = r["ours"], r["peer"]
+        name = r["step"] + (f" -> {r['to_format']}" if r["to_format"] else "")
+        lines.append(f"| {name} | {r['format']} | {r['messages']:,} | {min(o['seconds'])} ({min(o['cpu_seconds'])}) | "
+                     f"{min(p['seconds'])} ({min(p['cpu_seconds'])}) | {r['ratio']} ({r['cpu_ratio']}) | "
+                     f"{o['peak_driver_rss_mb']} / {p['peak_driver_rss_mb']} | {o['load_average_1m']} |")
+    return "\n".join(lines)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser()
-    ap.add_argument("--messages", type=int, default=200_000)
-    ap.add_argument("--format", default="canal-json")
-    ap.add_argument("--to-format", help="also measure a replay that re-encodes into this format")
-    ap.add_argument("--repeat", type=int, default=2, help="measured replays per variant (after one warm-up)")
-    ap.add_argument("--files", type=int, default=0, help="archive files (default: 100k lines per file)")
+    ap.add_argument("--messages", type=int, default=1_000_000)
+    ap.add_argument("--formats", default="canal-json,dts-avro")
+    ap.add_argument("--to-format", default="oms-default", help="target of the re-encode step")
+    ap.add_argument("--steps", default=",".join(STEPS))
+    ap.add_argument("--repeat", type=int, default=2, help="measured runs per side (after one warm-up)")
+    ap.add_argument("--files", type=int, default=0, help="archive files (default: 100k messages per file)")
+    ap.add_argument("--no-warmup", action="store_true",
+                    help="skip the warm-up run per side (big archives; the SparkSession is shared anyway)")
+    ap.add_argument("--json", help="also write the results as JSON to this file")
     args = ap.parse_args()
 
+    from cdc_jobs.spark import session
+
+    spark = session("cdc-replay bench")
+    results, codecs = [], {}
     with tempfile.TemporaryDirectory() as tmp:
-        archive = build_archive(args.format, args.messages, Path(tmp) / "archive", args.files)
-        size_mb = sum(f.stat().st_size for f in archive.iterdir()) / 1e6
-        codec = bench_codec(args.format, archive / "part-00000.jsonl", args.to_format)
-        base = ["replay", "--source", str(archive), "--format", args.format, "--out", str(Path(tmp) / "out")]
-        result = {"format": args.format, "to_format": args.to_format, "messages": args.messages,
-                  "files": len(list(archive.iterdir())), "archive_mb": round(size_mb, 1),
-                  "codec_one_core": codec, "replay": bench_replay(base, Path(tmp) / "out", args.repeat, args.messages)}
-        if args.to_format:
-            result["replay_to_format"] = bench_replay([*base, "--to-format", args.to_format], Path(tmp) / "out",
-                                                      args.repeat, args.messages)
-        print(json.dumps(result, indent=2))
+        for fmt in args.formats.split(","):
+            archive = ARCHIVES[fmt](fmt, args.messages, Path(tmp) / fmt, args.files)
+            codecs[fmt] = bench_codec(fmt, archive)
+            ctx = Ctx(fmt, archive, args.to_format, Path(tmp) / "out", args.messages, spark)
+            for step in args.steps.split(","):
+                results.append(run_step(step, ctx, args.repeat, not args.no_warmup))
+                print(table(results[-1:]), flush=True)
+            shutil.rmtree(archive)
+            shutil.rmtree(archive.parent / f"{fmt}-replayed", ignore_errors=True)
+    print(table(results))
+    print(json.dumps({"codec_one_core": codecs}, indent=1))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"results": results, "codec_one_core": codecs}, indent=1))
 
 
 if __name__ == "__main__":

@@ -63,6 +63,9 @@ def test_dockerfile_matches_the_project():
         for part in src.split():
             assert (REPO / part).exists(), f"Dockerfile copies {part}, which is not in the repository"
     assert re.search(r"CDC_REPLAY_PIPELINES=/opt/cdc-replay/docker/pipelines.yaml", text)
+    # The provider package is installed (not an editable checkout) before the DAG files arrive.
+    assert text.index("COPY --chown=airflow:0 plugins") < text.index("RUN pip install") < text.index("./dags")
+    assert "-e '.[airflow]'" not in text
 
 
 def test_metadata_db_is_the_postgres_service(services):
@@ -108,12 +111,12 @@ def test_shared_data_volume_and_pipelines(services, compose):
         for v in s.get("volumes", []):
             src = v.split(":")[0]
             assert src.startswith((".", "/")) or src in declared, f"undeclared volume {src}"
-    from cdc_replay_common import pipelines as pl
+    from cdc_replay_airflow import pipelines as pl
 
     pipes = pl.load(DOCKER / "pipelines.yaml")
     assert pipes.errors == {}
-    for p in pipes.valid.values():  # outputs must be on the volume executors and Airflow share
-        assert p.state_root.startswith("/data/"), p.name
+    for p in pipes.valid.values():  # outputs: on the volume executors and Airflow share, or on the object store
+        assert p.state_root.startswith(("/data/", "s3a://cdc-replay/")), p.name
         assert all(a.startswith("/data/") for a in p.archive)
     kafka_env = env(services["kafka"])
     advertised = dict(re.findall(r"(\w+)://([^,]+)", kafka_env["KAFKA_ADVERTISED_LISTENERS"]))
@@ -123,6 +126,7 @@ def test_shared_data_volume_and_pipelines(services, compose):
     assert f"AIRFLOW_CONN_{shop.kafka_conn_id.upper()}" in env(services["airflow-scheduler"])
     for name in AIRFLOW:
         assert env(services[name])["CDC_REPLAY_PIPELINES"] == "/opt/cdc-replay/docker/pipelines.yaml"
+        assert env(services[name])["CDC_REPLAY_DATA_ROOTS"] == "/data"  # form paths stay on the data volume
 
 
 def test_kafka_is_kraft(services):
@@ -147,3 +151,39 @@ def test_ports_and_dependencies(services):
         e = env(services[name])
         json.loads(e["AIRFLOW_CONN_SPARK_DEFAULT"])
         assert e["AIRFLOW__API_AUTH__JWT_SECRET"] == env(services["airflow-apiserver"])["AIRFLOW__API_AUTH__JWT_SECRET"]
+
+
+def test_object_store_minio_and_the_s3a_connector(services):
+    """MinIO serves the S3 API; a pipeline writes there; the image adds hadoop-aws matching the wheel's Hadoop."""
+    minio = services["minio"]
+    assert minio["image"].startswith("minio/minio:") and minio["command"][:2] == ["server", "/data"]
+    assert "9000:9000" in minio["ports"] and "minio-data:/data" in minio["volumes"]
+    init = services["minio-init"]
+    assert init["depends_on"]["minio"]["condition"] == "service_healthy"
+    bucket = re.search(r"mc mb --ignore-existing local/([a-z0-9.-]+)", " ".join(init["command"])).group(1)
+    assert len(bucket) >= 3
+    # credentials: the same keys MinIO was started with, through the standard AWS variables, for the driver
+    # (Airflow tasks) and the executors (Spark workers)
+    for name in AIRFLOW + ["spark-worker-1", "spark-worker-2"]:
+        e = env(services[name])
+        assert e["AWS_ENDPOINT_URL"] == "http://minio:9000", name
+        assert e["AWS_ACCESS_KEY_ID"] == env(minio)["MINIO_ROOT_USER"], name
+        assert e["AWS_SECRET_ACCESS_KEY"] == env(minio)["MINIO_ROOT_PASSWORD"], name
+    assert services["airflow-scheduler"]["depends_on"]["minio-init"]["condition"] == "service_completed_successfully"
+
+    from cdc_replay_airflow import pipelines as pl
+
+    on_store = [p for p in pl.load(DOCKER / "pipelines.yaml").valid.values() if "://" in p.state_root]
+    assert on_store and all(p.state_root.startswith(f"s3a://{bucket}/") for p in on_store)
+
+    # hadoop-aws must be the Hadoop version of the client jars inside the pyspark wheel the image installs
+    import pyspark
+
+    jars = {p.name for p in (Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar")}
+    wheel_hadoop = re.fullmatch(r"hadoop-client-api-([\d.]+)\.jar", jars.pop()).group(1)
+    text = (DOCKER / "Dockerfile").read_text()
+    assert re.search(rf"^ARG HADOOP_VERSION={re.escape(wheel_hadoop)}$", text, flags=re.M)
+    assert "hadoop-aws-${HADOOP_VERSION}.jar" in text and "hadoop-client-api-${HADOOP_VERSION}.jar" in text
+    assert "software/amazon/awssdk/bundle/${sdk}/bundle-${sdk}.jar" in text and "aws-java-sdk-v2.version" in text
+    # the connector step runs after pyspark is installed (it writes into the wheel's jars directory)
+    assert text.index("pip install") < text.index("hadoop-aws-${HADOOP_VERSION}.jar")
