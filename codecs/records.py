@@ -105,3 +105,53 @@ def from_record(r: Mapping[str, Any]) -> Event:
 
 def to_records(events: Iterable[Event]) -> list[dict[str, Any]]:
     return [to_record(e) for e in events]
+
+
+_OPS = {o.value: o for o in Op}
+
+
+def events_from_columns(cols: Mapping[str, list], n: int) -> list[Event]:
+    """EVENT columns (``RecordBatch.to_pydict()``: one Python list per field) -> Events, the same values as
+    ``from_record`` row by row. Converting column-wise is several times cheaper than ``to_pylist`` (one dict per
+    row), and the rows of a table share one declared-columns tuple, built once per distinct declaration."""
+    get = cols.get
+    none = [None] * n
+    fmt, op, database, schema, table = cols["format"], cols["op"], get("database", none), get("schema", none), \
+        get("table", none)
+    before, after, columns, pk = get("before", none), get("after", none), get("columns", none), \
+        get("primary_key", none)
+    event_ms, seq = get("event_time_ms", none), get("sequence", none)
+    src, part, off, idx = cols["pos_source"], get("pos_partition", none), get("pos_offset", none), \
+        get("pos_index", none)
+    ts, key, headers = get("pos_timestamp_ms", none), get("pos_key", none), get("pos_headers", none)
+    txn, ddl, vendor = get("transaction_id", none), get("ddl", none), get("vendor", none)
+    frag_key, frag_index, frag_total = get("fragment_key", none), get("fragment_index", none), \
+        get("fragment_total", none)
+    removed, replaces, row_id = get("removed_columns", none), get("replaces_row", none), get("row_id_column", none)
+    declared: dict[tuple, tuple[Column, ...]] = {}
+    out = []
+    for i in range(n):
+        cs = columns[i]
+        if cs:
+            ident = tuple((c["name"], c.get("type_name"), c.get("jdbc_type"), bool(c.get("number"))) for c in cs)
+            decl = declared.get(ident)
+            if decl is None:
+                decl = declared[ident] = tuple(Column(*c) for c in ident)
+        else:
+            decl = ()
+        b, a, h, v, s = before[i], after[i], headers[i], vendor[i], seq[i]
+        out.append(Event(
+            format=fmt[i], op=_OPS[op[i]], database=database[i], schema=schema[i], table=table[i],
+            before=None if b is None else dict(b), after=None if a is None else dict(a), columns=decl,
+            primary_key=tuple(pk[i] or ()), event_time_ms=event_ms[i],
+            sequence=tuple(x if type(x) is Decimal else Decimal(x) for x in s) if s else (),
+            position=Position(
+                source=src[i], partition=-1 if part[i] is None else part[i], offset=off[i] or 0,
+                index=idx[i] or 0, timestamp_ms=ts[i], key=key[i],
+                headers=tuple((x["key"], x["value"]) for x in h) if h else ()),
+            transaction_id=txn[i], ddl=ddl[i], vendor=orjson.loads(v) if v else {},
+            fragment_key=frag_key[i], fragment_index=frag_index[i] or 0, fragment_total=frag_total[i] or 1,
+            removed_columns=tuple(removed[i] or ()), replaces_row=bool(replaces[i]), row_id_column=row_id[i],
+        ))
+    return out
+

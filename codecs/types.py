@@ -7,6 +7,7 @@ render values (bare JSON number or string). Unknown types are ``string``: text i
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Optional
 
 # java.sql.Types constants (as in the CloudCanal and OMS documents).
@@ -44,17 +45,22 @@ _NAME_FAMILY = [
     (r"^(enum|set|geometry|point|linestring|polygon|multipoint|multilinestring|multipolygon|geometrycollection)\b",
      "string"),
 ]
+_NAME_FAMILY_RE = [(re.compile(pattern), fam) for pattern, fam in _NAME_FAMILY]
+_UNSIGNED_INT = re.compile(r"^(tinyint|smallint|mediumint|int|integer|bigint)")
 
 
+# Cached: a table's few declarations are asked about once per value of every event (encode renders each value
+# by its family), and the answer depends on the declaration alone.
+@lru_cache(maxsize=4096)
 def family(type_name: Optional[str], jdbc_type: Optional[int] = None) -> str:
     """The family of a declared type; the vendor's type name wins over the JDBC number because it is more
     specific (MySQL TIMESTAMP and DATETIME both map to JDBC 93 but are different things)."""
     if type_name:
         t = type_name.strip().lower()
-        if "unsigned" in t and re.match(r"^(tinyint|smallint|mediumint|int|integer|bigint)", t):
+        if "unsigned" in t and _UNSIGNED_INT.match(t):
             return "int"
-        for pattern, fam in _NAME_FAMILY:
-            if re.match(pattern, t):
+        for pattern, fam in _NAME_FAMILY_RE:
+            if pattern.match(t):
                 return fam
     if jdbc_type is not None and jdbc_type in _JDBC_FAMILY:
         return _JDBC_FAMILY[jdbc_type]

@@ -29,7 +29,7 @@ from pyspark.sql import functions as F
 from cdc_codecs import EncodeError, Event, get_codec
 from cdc_codecs.base import group_by_message
 from cdc_codecs.event_schema import ENCODED_ARROW, EVENT_FIELDS, ORDER_COLUMNS
-from cdc_codecs.records import from_record, to_record
+from cdc_codecs.records import events_from_columns, to_record
 
 from cdc_jobs.schemas import ENCODED_SPARK
 
@@ -111,7 +111,7 @@ def encode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.R
     next batch so that multi-row messages (Canal) are packed back whole."""
     pending: list[Event] = []
     for batch in batches:
-        pending.extend(from_record(r) for r in batch.to_pylist())
+        pending.extend(events_from_columns(batch.to_pydict(), batch.num_rows))
         if not pending:
             continue
         groups = group_by_message(pending)

@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import json
 
+import pyarrow as pa
 import pytest
 
 from cdc_codecs import DecodeError, Position, get_codec, records
+from cdc_codecs.event_schema import EVENT_ARROW
 from cdc_codecs.registry import FORMATS
 from golden import FIXTURES_ROOT, as_json  # beside this file
 
@@ -45,6 +47,9 @@ def test_golden_reencode_gives_equal_json(path):
     # the vendor data (fixes, renders) survives the JSON trip through the archive's flat records
     again = [records.from_record(json.loads(json.dumps(records.to_record(e), default=str))) for e in events]
     assert [as_json(m.value) for m in codec.encode(again)] == [as_json(raw)]
+    # ... and the Arrow batch the re-encode reads, converted column-wise, gives back the very same events
+    batch = pa.RecordBatch.from_pylist(records.to_records(events), schema=EVENT_ARROW)
+    assert records.events_from_columns(batch.to_pydict(), batch.num_rows) == events
 
 
 @pytest.mark.parametrize("path", MALFORMED, ids=_id)
