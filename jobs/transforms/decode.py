@@ -146,11 +146,29 @@ class _DecodedColumns:
     def batch(self) -> pa.RecordBatch:
         if not self._rows:
             return pa.RecordBatch.from_pydict({name: [] for name in _NAMES}, schema=DECODED_ARROW)
-        return pa.RecordBatch.from_arrays([pa.array(list(col), type=f.type) for col, f in
-                                           zip(zip(*self._rows), DECODED_ARROW)], schema=DECODED_ARROW)
+        return pa.RecordBatch.from_arrays([_shared_array(col, f.type) if f.name == "columns" else
+                                           pa.array(list(col), type=f.type)
+                                           for col, f in zip(zip(*self._rows), DECODED_ARROW)],
+                                          schema=DECODED_ARROW)
 
     def rows(self) -> list[dict]:
         return self.batch().to_pylist()
+
+
+def _shared_array(values: tuple, type_: pa.DataType) -> pa.Array:
+    """A column whose rows share a few value objects (the declared columns of a table: ``_column_dicts``):
+    each distinct object is converted once and the rows are taken from those, instead of converting the same
+    list of structs once per row."""
+    index: dict[int, int] = {}
+    distinct: list = []
+    take: list[int] = []
+    for v in values:
+        i = index.get(id(v))  # the objects are alive in ``values`` for the whole loop, so ids are unique
+        if i is None:
+            i = index[id(v)] = len(distinct)
+            distinct.append(v)
+        take.append(i)
+    return pa.array(distinct, type=type_).take(pa.array(take, pa.int32()))
 
 
 def decode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
