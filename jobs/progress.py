@@ -11,7 +11,9 @@ Output goes to stderr:
   ``cdc-replay replay: progress: stages 2/4, tasks 17/40, 1,204,331 records read (182,410/s), 0:00:07``.
   Records read are counted where Spark reads them (source stages; a shuffle's rows are not counted again). A
   command whose Spark jobs read their input more than once shows every pass: the count is Spark's reading
-  work, which is what the rate and the remaining time depend on.
+  work, which is what the rate and the remaining time depend on. Only the command's own jobs count: in a
+  shared SparkSession (bench, tests) the jobs that ran before the command started are left out, so a replay
+  that reads its archive once shows the archive's records once.
 ``CDC_REPLAY_PROGRESS=plain|bar|off`` forces a style (the Airflow operator sets ``plain``).
 
 Nothing here is imported until a job runs; the thread waits for the job to start its SparkContext, so commands
@@ -25,7 +27,7 @@ import sys
 import threading
 import time
 from dataclasses import dataclass
-from typing import Any, Callable, Optional, TextIO
+from typing import Any, Callable, Iterable, Optional, TextIO
 
 ENV_STYLE = "CDC_REPLAY_PROGRESS"
 ENV_INTERVAL = "CDC_REPLAY_PROGRESS_INTERVAL"
@@ -56,9 +58,11 @@ class SparkStatus:
     """Reads jobs, stages, task counts and input records of one SparkContext. Stages that finished are read
     once and cached, so a poll costs O(active stages), not O(all stages of the run)."""
 
-    def __init__(self, sc: Any):
+    def __init__(self, sc: Any, earlier_jobs: Iterable[int] = ()):
         self.sc = sc
         self.tracker = sc.statusTracker()
+        # Jobs the context ran before this command (a shared session: bench, tests, notebooks) are not its work.
+        self._earlier_jobs = frozenset(earlier_jobs)
         self._store = sc._jsc.sc().statusStore()
         # stageAttempt(stageId, attemptId, details, taskStatus, withSummaries, quantiles): Scala defaults are
         # not visible through py4j, so the "no details" arguments are built once here.
@@ -86,6 +90,8 @@ class SparkStatus:
         stage_ids: set[int] = set()
         finished: set[int] = set()  # stages of finished jobs: done, or skipped (their output was reused)
         for job_id in self.tracker.getJobIdsForGroup(None):
+            if job_id in self._earlier_jobs:
+                continue
             if job_id in self._finished_jobs:  # a finished job never changes: no py4j call for it
                 stage_ids.update(self._finished_jobs[job_id])
                 finished.update(self._finished_jobs[job_id])
@@ -138,6 +144,16 @@ def _active_context() -> Optional[Any]:
         return None
 
 
+def _job_ids(sc: Optional[Any]) -> frozenset[int]:
+    """Jobs a context already ran (none when the command is about to start its own context)."""
+    if sc is None:
+        return frozenset()
+    try:
+        return frozenset(sc.statusTracker().getJobIdsForGroup(None))
+    except Exception:  # the context is still starting or already stopping: nothing of it to leave out
+        return frozenset()
+
+
 def style(stream: TextIO) -> str:
     chosen = os.environ.get(ENV_STYLE, "").strip().lower()
     if chosen in ("plain", "bar", "off"):
@@ -157,6 +173,7 @@ class Reporter:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="cdc-replay-progress", daemon=True)
         self._bar: Any = None
+        self._earlier_jobs: frozenset[int] = frozenset()
 
     def __enter__(self) -> "Reporter":
         self.start()
@@ -167,6 +184,7 @@ class Reporter:
 
     def start(self) -> None:
         if self.style != "off":
+            self._earlier_jobs = _job_ids(self.context())  # before the command starts any job of its own
             self._thread.start()
 
     def stop(self) -> None:
@@ -189,7 +207,7 @@ class Reporter:
                     if sc is None:
                         continue
                     try:
-                        status, wait = SparkStatus(sc), self.interval
+                        status, wait = SparkStatus(sc, self._earlier_jobs), self.interval
                     except Exception:  # still starting (or already stopping): try again next tick
                         continue
                     self._open()

@@ -27,7 +27,8 @@ _NO_DL = {"dl_reason": None, "dl_field": None, "dl_raw": None}
 
 
 def _position(cols: dict, i: int) -> Position:
-    headers = tuple((h["key"], h["value"]) for h in cols["pos_headers"][i] or ())
+    raw_headers = cols["pos_headers"][i]
+    headers = tuple((h["key"], h["value"]) for h in raw_headers) if raw_headers else ()
     return Position(
         source=cols["pos_source"][i],
         partition=cols["pos_partition"][i],
@@ -90,12 +91,24 @@ def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) ->
             first = False
 
 
+_NAMES = tuple(DECODED_ARROW.names)
+# The field order of the row tuples ``_DecodedColumns.add_event`` builds: a schema change must change both.
+_EVENT_ROW = ("format", "op", "database", "schema", "table", "table_name", "before", "after", "columns",
+              "primary_key", "event_time_ms", "sequence", "pos_source", "pos_partition", "pos_offset", "pos_index",
+              "pos_timestamp_ms", "pos_key", "pos_headers", "transaction_id", "ddl", "vendor", "fragment_key",
+              "fragment_index", "fragment_total", "removed_columns", "replaces_row", "row_id_column", "dl_reason",
+              "dl_field", "dl_raw", "first_of_record")
+assert _EVENT_ROW == _NAMES, "DECODED_ARROW changed: update _DecodedColumns.add_event and _EVENT_ROW"
+
+
 class _DecodedColumns:
-    """DECODED rows collected column by column: the same values as ``to_record(event) | _NO_DL | ...`` (see
-    ``cdc_codecs.records``), without building one dict per row, and handed to Arrow in one call per column."""
+    """DECODED rows: the same values as ``to_record(event) | _NO_DL | ...`` (see ``cdc_codecs.records``), without
+    building one dict per row. Each row is one tuple in ``DECODED_ARROW`` order (one tuple build per event is
+    much cheaper than an append per column); the tuples are turned into columns once per batch and handed to
+    Arrow in one call per column."""
 
     def __init__(self) -> None:
-        self.cols: dict[str, list] = {name: [] for name in DECODED_ARROW.names}
+        self._rows: list[tuple] = []
         # Codecs share one columns tuple between the rows of a table; convert each distinct tuple once.
         self._columns_seen: dict[int, tuple[tuple, list[dict]]] = {}
 
@@ -109,52 +122,53 @@ class _DecodedColumns:
         return converted
 
     def add_event(self, e, first: bool) -> None:
-        c, p = self.cols, e.position
-        c["format"].append(e.format)
-        c["op"].append(e.op.value)
-        c["database"].append(e.database)
-        c["schema"].append(e.schema)
-        c["table"].append(e.table)
-        c["table_name"].append(e.qualified_table)
-        c["before"].append(e.before)  # Arrow builds a map from the dict (items in order, NULL values kept)
-        c["after"].append(e.after)
-        c["columns"].append(self._column_dicts(e.columns))
-        c["primary_key"].append(e.primary_key)
-        c["event_time_ms"].append(e.event_time_ms)
-        c["sequence"].append(e.sequence)
-        c["pos_source"].append(p.source)
-        c["pos_partition"].append(p.partition)
-        c["pos_offset"].append(p.offset)
-        c["pos_index"].append(p.index)
-        c["pos_timestamp_ms"].append(p.timestamp_ms)
-        c["pos_key"].append(p.key)
-        c["pos_headers"].append([{"key": k, "value": v} for k, v in p.headers])
-        c["transaction_id"].append(e.transaction_id)
-        c["ddl"].append(e.ddl)
-        c["vendor"].append(orjson.dumps(dict(e.vendor), default=str).decode() if e.vendor else None)
-        c["fragment_key"].append(e.fragment_key)
-        c["fragment_index"].append(e.fragment_index)
-        c["fragment_total"].append(e.fragment_total)
-        c["removed_columns"].append(e.removed_columns)
-        c["replaces_row"].append(e.replaces_row)
-        c["row_id_column"].append(e.row_id_column)
-        c["dl_reason"].append(None)
-        c["dl_field"].append(None)
-        c["dl_raw"].append(None)
-        c["first_of_record"].append(first)
+        p = e.position
+        # In _EVENT_ROW order.
+        self._rows.append((
+            e.format, e.op.value, e.database, e.schema, e.table, e.qualified_table,
+            e.before, e.after,  # Arrow builds a map from the dict (items in order, NULL values kept)
+            self._column_dicts(e.columns), e.primary_key, e.event_time_ms, e.sequence,
+            p.source, p.partition, p.offset, p.index, p.timestamp_ms, p.key,
+            [{"key": k, "value": v} for k, v in p.headers] if p.headers else [],
+            e.transaction_id, e.ddl,
+            orjson.dumps(dict(e.vendor), default=str).decode() if e.vendor else None,
+            e.fragment_key, e.fragment_index, e.fragment_total, e.removed_columns, e.replaces_row,
+            e.row_id_column,
+            None, None, None, first,  # dl_reason, dl_field, dl_raw, first_of_record
+        ))
 
     def add_dead(self, row: dict) -> None:
-        for name, values in self.cols.items():
-            values.append(row[name])
+        self._rows.append(tuple(row[name] for name in _NAMES))
 
     def __len__(self) -> int:
-        return len(self.cols["format"])
+        return len(self._rows)
 
     def batch(self) -> pa.RecordBatch:
-        return pa.RecordBatch.from_pydict(self.cols, schema=DECODED_ARROW)
+        if not self._rows:
+            return pa.RecordBatch.from_pydict({name: [] for name in _NAMES}, schema=DECODED_ARROW)
+        return pa.RecordBatch.from_arrays([_shared_array(col, f.type) if f.name == "columns" else
+                                           pa.array(list(col), type=f.type)
+                                           for col, f in zip(zip(*self._rows), DECODED_ARROW)],
+                                          schema=DECODED_ARROW)
 
     def rows(self) -> list[dict]:
         return self.batch().to_pylist()
+
+
+def _shared_array(values: tuple, type_: pa.DataType) -> pa.Array:
+    """A column whose rows share a few value objects (the declared columns of a table: ``_column_dicts``):
+    each distinct object is converted once and the rows are taken from those, instead of converting the same
+    list of structs once per row."""
+    index: dict[int, int] = {}
+    distinct: list = []
+    take: list[int] = []
+    for v in values:
+        i = index.get(id(v))  # the objects are alive in ``values`` for the whole loop, so ids are unique
+        if i is None:
+            i = index[id(v)] = len(distinct)
+            distinct.append(v)
+        take.append(i)
+    return pa.array(distinct, type=type_).take(pa.array(take, pa.int32()))
 
 
 def decode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

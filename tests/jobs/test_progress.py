@@ -15,7 +15,7 @@ pytestmark = pytest.mark.spark
 
 def test_plain_lines_show_stages_tasks_records_and_rate(spark):
     out = io.StringIO()  # not a terminal: plain lines, as in an Airflow task log
-    before = SparkStatus(spark.sparkContext).snapshot(time.monotonic())  # the shared session's earlier jobs
+    spark.range(0, 1_000, numPartitions=2).repartition(3).collect()  # an earlier job: not this command's
     with Reporter("cdc-replay replay", stream=out, interval=0.2, context=lambda: spark.sparkContext) as rep:
         # Two shuffles, so several stages run one after the other while the reporter polls.
         df = spark.range(0, 300_000, numPartitions=4).selectExpr("id % 97 AS k", "id")
@@ -25,8 +25,9 @@ def test_plain_lines_show_stages_tasks_records_and_rate(spark):
     assert lines and all(line.startswith("cdc-replay replay: progress: stages ") for line in lines), lines
     last = rep.snapshots[-1]
     assert last.stages_done == last.stages_total > 0 and last.tasks_done == last.tasks_total > 0
-    # The source stage's rows, once (later stages read them from shuffles).
-    assert last.records - before.records == 300_000
+    # The source stage's rows, once (later stages read them from shuffles), and only this command's: the
+    # shared session's earlier jobs are not counted.
+    assert last.records == 300_000
     assert f"tasks {last.tasks_done}/{last.tasks_total}" in lines[-1] and "records read (" in lines[-1]
 
 
