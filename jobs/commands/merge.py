@@ -186,7 +186,7 @@ def plan_typings(spark: SparkSession, rows: DataFrame, columns: dict[str, list[m
             if not t.is_string for name in dict.fromkeys([c.name, *lineage.get(table, {}).get(c.name, [])])]
     bad: dict[tuple[str, str], int] = {}
     if spec:
-        plan = spark.createDataFrame(spec, "table_name string, column string, target string, t int")
+        plan = _local_rows(spark, spec, ["table_name", "column", "target", "t"])
         entries = rows.select("table_name", F.explode("image").alias("column", "text"))
         text = F.col("text")
         ok = F.lit(True)
@@ -207,6 +207,13 @@ def plan_typings(spark: SparkSession, rows: DataFrame, columns: dict[str, list[m
             else:
                 result[table].append((c, t, ""))
     return result
+
+
+def _local_rows(spark: SparkSession, rows: Sequence[tuple], names: Sequence[str]) -> DataFrame:
+    """A small driver-side table as literals: ``createDataFrame`` of a Python list runs a job whose tasks
+    start Python workers to convert the rows (seconds on a busy machine); literals stay in the JVM."""
+    structs = [F.struct(*[F.lit(v).alias(n) for v, n in zip(row, names)]) for row in rows]
+    return spark.range(1).select(F.inline(F.array(*structs)))
 
 
 def rename_lineage(ddl_history: Sequence[dict]) -> dict[str, list[str]]:
@@ -251,7 +258,10 @@ def _finish_files(directory: Path) -> None:
 
 def write_table(rows: DataFrame, typings, n_rows: int, out: Path) -> None:
     parts = max(1, math.ceil(n_rows / ROWS_PER_FILE))
-    (rows.repartition(parts, "_key").sortWithinPartitions("_key", "_dup")
+    # One file: coalesce reads the table's canonical files in one task, without a shuffle; the sort below
+    # alone fixes the row order ((_key, _dup) is unique), so the bytes are those of repartition(1).
+    spread = rows.coalesce(1) if parts == 1 else rows.repartition(parts, "_key")
+    (spread.sortWithinPartitions("_key", "_dup")
      .select(*_source_columns(typings), *[F.col(a).alias(b) for a, b in META_COLUMNS])
      .write.parquet(str(out)))
     _finish_files(out)
