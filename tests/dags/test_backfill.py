@@ -1,5 +1,7 @@
 """Airflow's own backfill of cdc_daily_replay, executed by a running scheduler (the session's `airflow standalone`):
-`airflow backfill create` over two days gives the same table state as one replay + merge of the two days.
+`airflow backfill create` over two days gives the same table state as one replay + merge of the two days, and
+announces each day's verified tables as Asset events. (A manual run's interval and a broken pipeline next to a
+good one: test_dag_runs, one day.)
 
 Each day continues from the previous day's state, so the backfill must run its days one at a time and in order:
 `--max-active-runs 1` (a backfill does not inherit the DAG's max_active_runs=1; with Airflow's default of 10
@@ -9,22 +11,20 @@ from __future__ import annotations
 
 import datetime as dt
 import json
-import sys
 import time
-from pathlib import Path
 
 import pytest
 
-from .test_dag_runs import run, table_rows, daily_archive
+from .test_dag_runs import daily_archive, one_replay, table_rows
 
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow-standalone")]
-BIN = Path(sys.executable).parent
 DAYS = ["2024-01-01", "2024-01-02"]  # the days daily_archive spreads its changes over
 VARIABLE = "cdc_replay_pipelines"
 BACKFILL_TIMEOUT_S = 900  # two days x (plan, prepare, 3 spark-submits, checks) on a busy 2-core machine
 
 
-def test_backfill_of_days_equals_one_replay_of_them(airflow_standalone, tmp_path):
+@pytest.mark.spark
+def test_backfill_of_days_equals_one_replay_of_them(spark, airflow_standalone, tmp_path):
     sa = airflow_standalone
     archive = tmp_path / "archive"
     final = daily_archive(archive)
@@ -74,13 +74,14 @@ def test_backfill_of_days_equals_one_replay_of_them(airflow_standalone, tmp_path
         results = json.loads(report.read_text())
         assert results and all(r["ok"] for r in results), results
 
-    one = tmp_path / "one"
-    cli = [str(BIN / "cdc-replay")]
-    run(cli + ["replay", "--source", str(archive), "--format", "canal-json", "--since", f"{DAYS[0]}T00:00:00Z",
-               "--until", "2024-01-03T00:00:00Z", "--out", str(one / "replay")], sa.env, tmp_path / "replay.log")
-    run(cli + ["merge", "--replay", str(one / "replay"), "--out", str(one / "state")], sa.env, tmp_path / "merge.log")
     backfilled = table_rows(tmp_path / "state" / "shop" / DAYS[-1] / "state")
     assert set(backfilled) == set(final)
     assert {t: len(r) for t, r in backfilled.items()} == {t: len(r) for t, r in final.items()}
-    assert backfilled == table_rows(one / "state")
+    assert backfilled == one_replay(archive, "2024-01-03T00:00:00Z", tmp_path / "one")
+    # Data-aware scheduling: each day announced every verified table of 'shop' as an Asset event (what the UI's
+    # Assets page lists).
+    events = [e for e in sa.api("GET", "/assets/events?source_dag_id=cdc_daily_replay&limit=100")["asset_events"]
+              if e["source_run_id"] in {r["dag_run_id"] for r in by_day.values()}]
+    assert {e["name"] for e in events} == {f"cdc_replay/shop/{t}" for t in final}, events
+    assert sorted(e["extra"]["day"] for e in events if e["name"] == "cdc_replay/shop/shop.customers") == DAYS
     print(f"backfill of {len(DAYS)} days by the scheduler: {elapsed:.0f}s")

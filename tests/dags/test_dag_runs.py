@@ -137,14 +137,31 @@ def daily_archive(path: Path) -> dict:
     snapshot = [e.with_(event_time_ms=day0) for e in w.snapshot]
     # Stretch the day of changes over two days, order kept: [day0 + 1 min, day0 + 2 days - 2 min). Two days are
     # enough to prove the continuation (day 2 merges onto day 1's state) and keep the suite short: every task of
-    # a `dags test` run starts its own Spark JVM.
+    # a DAG run starts its own Spark JVM.
     changes = [e.with_(event_time_ms=day0 + 60_000 + (e.event_time_ms - day0) * 1998 // 1000) for e in w.changes]
     assert {dt.datetime.fromtimestamp(e.event_time_ms / 1000, dt.timezone.utc).day for e in changes} == {1, 2}
     write_archive(snapshot + changes, "canal-json", path / "part-00000.jsonl")
     return w.final
 
 
-def test_daily_runs_equal_one_replay_of_their_days(home, tmp_path):
+def one_replay(archive: Path, until: str, out: Path) -> dict[str, list]:
+    """`cdc-replay replay` of the archive from 2024-01-01 to `until`, then `merge`: the state a user would build
+    by hand, as table_rows. The same CLI entry point, run in this test process on its shared Spark session (a
+    `cdc-replay` subprocess per command would pay two more JVM start-ups for the same code)."""
+    from cdc_jobs import cli
+
+    assert cli.main(["replay", "--source", str(archive), "--format", "canal-json", "--since",
+                     "2024-01-01T00:00:00Z", "--until", until, "--out", str(out / "replay")]) == 0
+    assert cli.main(["merge", "--replay", str(out / "replay"), "--out", str(out / "state")]) == 0
+    return table_rows(out / "state")
+
+
+@pytest.mark.spark
+def test_daily_run_replays_the_day_before_its_date_and_a_broken_pipeline_fails_alone(spark, home, tmp_path):
+    """`airflow dags test cdc_daily_replay 2024-01-02` (a manual run) replays 2024-01-01, the last complete day
+    before its date: 'shop' gets that day's state, verified and announced as Asset events, equal to one replay
+    of the day; 'broken' fails with its own message and does not stop 'shop'. Two days in a row, continued by
+    the scheduler, are test_backfill's (one run here: each run pays three spark-submits)."""
     archive = tmp_path / "archive"
     final = daily_archive(archive)
     pipelines = tmp_path / "pipelines.yaml"
@@ -161,35 +178,27 @@ def test_daily_runs_equal_one_replay_of_their_days(home, tmp_path):
         "    start: 2024-01-01\n"
         f"    targets: {{state_root: {tmp_path / 'state'}}}\n")
     env = airflow_env(home, CDC_REPLAY_PIPELINES=str(pipelines))
-    seen: set[Path] = set()
-    for day in ["2024-01-01", "2024-01-02"]:
-        # A manual run (what `dags test DATE` creates) gets the last complete interval before DATE: pass the
-        # next day to replay `day`. The run fails (the broken pipeline); 'shop' must be complete regardless.
-        run_date = (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()
-        log = tmp_path / f"daily-{day}.log"
-        with open(log, "w") as fh:
-            subprocess.run([str(BIN / "airflow"), "dags", "test", "cdc_daily_replay", run_date], env=env,
-                           stdout=fh, stderr=subprocess.STDOUT, timeout=1500, cwd=REPO)
-        text = log.read_text()
-        assert "pipeline 'broken': field 'format': unknown format 'canal-jsn'" in text
-        assert (tmp_path / "state" / "shop" / day / "state").is_dir(), text[-6000:]
-        new = set((home / "reports" / "cdc_daily_replay").glob("*/shop/verification.json")) - seen
-        assert len(new) == 1, f"expected one new report for {day}, got {new}"
-        results = json.loads(next(iter(new)).read_text())
-        assert results and all(r["ok"] for r in results), results
-        seen |= new
+    log = tmp_path / "daily.log"
+    with open(log, "w") as fh:
+        # The run fails (the broken pipeline); 'shop' must be complete regardless.
+        proc = subprocess.run([str(BIN / "airflow"), "dags", "test", "cdc_daily_replay", "2024-01-02"], env=env,
+                              stdout=fh, stderr=subprocess.STDOUT, timeout=1500, cwd=REPO)
+    text = log.read_text()
+    assert proc.returncode != 0, "the run must fail: pipeline 'broken' is invalid"
+    assert "pipeline 'broken': field 'format': unknown format 'canal-jsn'" in text
+    assert sorted(p.name for p in (tmp_path / "state" / "shop").iterdir()) == ["2024-01-01"], text[-6000:]
+    assert (tmp_path / "state" / "shop" / "2024-01-01" / "state").is_dir(), text[-6000:]
+    reports = list((home / "reports" / "cdc_daily_replay").glob("*/shop/verification.json"))
+    assert len(reports) == 1, reports
+    results = json.loads(reports[0].read_text())
+    assert results and all(r["ok"] for r in results), results
 
-    one = tmp_path / "one"
-    cli = [str(BIN / "cdc-replay")]
-    run(cli + ["replay", "--source", str(archive), "--format", "canal-json", "--since", "2024-01-01T00:00:00Z",
-               "--until", "2024-01-03T00:00:00Z", "--out", str(one / "replay")], env, tmp_path / "replay.log")
-    run(cli + ["merge", "--replay", str(one / "replay"), "--out", str(one / "state")], env, tmp_path / "merge.log")
-    # Data-aware scheduling: each day announced every verified table of 'shop' as an Asset event.
+    daily = table_rows(tmp_path / "state" / "shop" / "2024-01-01" / "state")
+    whole = one_replay(archive, "2024-01-02T00:00:00Z", tmp_path / "one")
+    assert set(daily) == set(final) and all(daily.values())  # every table, with its day-1 rows
+    assert daily == whole
+    # Data-aware scheduling: the day announced every verified table of 'shop' as an Asset event.
     events = asset_events(home, "cdc_replay/shop/")
     assert {name for name, _ in events} == {f"cdc_replay/shop/{t}" for t in final}
     assert sorted(json.loads(extra)["day"] for name, extra in events if name == "cdc_replay/shop/shop.customers") \
-        == ["2024-01-01", "2024-01-02"]
-    daily = table_rows(tmp_path / "state" / "shop" / "2024-01-02" / "state")
-    whole = table_rows(one / "state")
-    assert set(daily) == set(final) and {t: len(r) for t, r in daily.items()} == {t: len(r) for t, r in final.items()}
-    assert daily == whole
+        == ["2024-01-01"]

@@ -153,11 +153,21 @@ def test_sigkill_during_publish_leaves_previous_output_current(s3):
     assert not storage.exists(f"{out}/{atomic.LOCK}")
 
 
-def _replay_process(*args: str) -> None:
+REPLAYS = """
+import json, sys
+from cdc_jobs import cli
+for args in json.loads(sys.argv[1]):
+    if cli.main(["replay", *args]) != 0:
+        sys.exit(1)
+"""
+
+
+def _replay_process(*runs: list[str]) -> None:
     """Replays read the archive in Spark's Python workers, which inherit the environment the JVM started with:
-    the shared test session may predate the fixture's AWS_* variables, so replays run as their own process (as
-    spark-submit runs them); merge and verify read through the driver in this process."""
-    run = subprocess.run([sys.executable, "-m", "cdc_jobs.cli", "replay", *args], capture_output=True, text=True,
+    the shared test session may predate the fixture's AWS_* variables, so replays run in a process of their own
+    (as spark-submit runs them), one after the other on its one Spark session (a process per replay would pay a
+    JVM start-up each); merge and verify read through the driver in this process."""
+    run = subprocess.run([sys.executable, "-c", REPLAYS, json.dumps(runs)], capture_output=True, text=True,
                          timeout=600, env={**os.environ, "PYSPARK_PYTHON": sys.executable}, cwd=REPO)
     assert run.returncode == 0, run.stderr[-3000:]
 
@@ -173,7 +183,10 @@ def test_replay_merge_verify_end_to_end_in_the_bucket(spark, s3, tmp_path):
     storage.write_text(f"{archive}/_SUCCESS", "")  # markers are skipped, as on a local archive
     day = f"s3://{BUCKET}/pipelines/shop/2024-01-01"
     replay_out, state_out = f"{day}/replay", f"{day}/state"
-    _replay_process("--source", archive, "--format", "canal-json", "--out", replay_out)
+    # The replay, then a continuation that reads the first one's checkpoint from the bucket.
+    _replay_process(["--source", archive, "--format", "canal-json", "--out", replay_out],
+                    ["--source", f"{archive}/*/part-*.jsonl", "--format", "canal-json", "--checkpoint", replay_out,
+                     "--out", f"{day}/replay-next"])
     assert cli.main(["merge", "--replay", replay_out, "--out", state_out]) == 0
     assert cli.main(["verify", "--replay", replay_out, "--state", state_out]) == 0
 
@@ -186,9 +199,7 @@ def test_replay_merge_verify_end_to_end_in_the_bucket(spark, s3, tmp_path):
     assert sorted(s["source"] for s in counts["sources"]) == [f"{archive}/full/part-00000.jsonl",
                                                                f"{archive}/incremental/part-00000.jsonl"]
 
-    # a continuation reads the checkpoint from the bucket, and a merge continues from the bucket's state
-    _replay_process("--source", f"{archive}/*/part-*.jsonl", "--format", "canal-json", "--checkpoint", replay_out,
-                    "--out", f"{day}/replay-next")
+    # a merge continues from the bucket's state
     assert cli.main(["merge", "--replay", f"{day}/replay-next", "--base", state_out, "--out", f"{day}/state-next"]) == 0
     nxt = json.loads(storage.read_text(storage.join(atomic.committed_location(f"{day}/state-next"), "_state.json")))
     assert {t: s["rows"] for t, s in nxt["tables"].items()} == {t: s["rows"] for t, s in state["tables"].items()}
