@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import json
 import re
-from typing import Iterable, Sequence
+from typing import Any, Callable, Iterable, Optional, Sequence
 
 from . import jsontext
 from .event import DecodeError, Event, Op, Position
@@ -180,6 +180,15 @@ class Codec:
     def message_op(self, msg: dict, first: Event) -> str:
         """The operation an output message is counted under (the reports' per-op counts)."""
         return first.op.value
+
+    def container_decoder(self, writer_schema: Any) -> Optional[Callable[[Any, Position], list[Event]]]:
+        """For an Avro container archive written with ``writer_schema``: a function that decodes one record
+        as the container reader already read it (a datum, unions as ``(full name, value)``, see
+        ``shared.avro.NAMED_TYPES``), so each archived record is decoded once instead of being written back to
+        bytes and read again by ``decode``. ``None`` (the default, and for a schema that is not the codec's
+        own): the reader hands ``decode`` the record's bytes. Must give exactly what ``decode`` gives for those
+        bytes."""
+        return None
 
     def assemble(self, fragments: Sequence[Event]) -> Event:
         """Join the fragments of one multi-message event (all share ``fragment_key``), in any order."""

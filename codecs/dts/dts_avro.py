@@ -28,14 +28,15 @@ import copy
 import json
 import re
 from decimal import Decimal
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import fastavro
 import fastavro.schema
 
 from ..base import Capabilities, Codec, EncodedMessage, ddl_op, message_key, untyped
 from ..event import Column, EncodeError, Event, Image, Op, Position
-from ..shared.avro import SCHEMA_DIR, avro_dumps, avro_loads, comparable, from_jsonable, short_name, to_jsonable
+from ..shared.avro import (SCHEMA_DIR, avro_dumps, avro_loads, canonical_form, check_ints, comparable, from_jsonable,
+                           short_name, to_jsonable)
 from ..shared.time_text import (DATE_RE, DATETIME_RE, TIME_RE, date_text, epoch_text, parse_date, parse_datetime,
                                parse_epoch, parse_time, split_zoned, time_text)
 from ..shared.value_text import (INT64, INT_RE, b64, decimal_shape, double_text, fits, parse_float, parse_int,
@@ -349,6 +350,20 @@ class DtsAvroCodec(Codec):
     def decode(self, raw: bytes, position: Position) -> list[Event]:
         datum, born = self._read(bytes(raw), position)
         return [self._event(datum, born, position)]
+
+    def container_decoder(self, writer_schema: Any) -> Optional[Callable[[Any, Position], list[Event]]]:
+        form = canonical_form(writer_schema)
+        for schema, born in ((RECORD15, True), (RECORD14, False)):
+            if form == canonical_form(schema):
+                return lambda datum, position, schema=schema, born=born: [
+                    self._event(self._checked(schema, datum, position), born, position)]
+        return None
+
+    def _checked(self, schema: Any, datum: dict, position: Position) -> dict:
+        try:
+            return check_ints(schema, datum)
+        except ValueError as exc:  # the same words ``_read`` gives the same record as bytes
+            raise self.error("Record", position, f"not a readable DTS Record: {type(exc).__name__}: {exc}")
 
     def _read(self, raw: bytes, position: Position) -> tuple[dict, bool]:
         """14 fields first; the trailing bornTimestamp only when bytes remain."""

@@ -31,13 +31,14 @@ import json
 import re
 from dataclasses import replace
 from decimal import Decimal
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import fastavro
 
 from ..base import Capabilities, Codec, EncodedMessage, ddl_op, message_key, untyped
 from ..event import Column, EncodeError, Event, Image, Op, Position
-from ..shared.avro import SCHEMA_DIR, avro_dumps, avro_loads, comparable, from_jsonable, short_name, to_jsonable
+from ..shared.avro import (SCHEMA_DIR, avro_dumps, avro_loads, canonical_form, check_ints, comparable, from_jsonable,
+                           short_name, to_jsonable)
 from ..shared.time_text import (EPOCH_RE, date_text, epoch_from_zoned, epoch_text, parse_date, parse_datetime,
                                parse_epoch, parse_time, time_text, zoned_from_epoch)
 from ..shared.value_text import (INT32, INT64, b64, decimal_shape, double_text, fits, float32_text, is_float32,
@@ -281,7 +282,20 @@ class OmsAvroCodec(Codec):
     # ---------------------------------------------------------------------------------------------- decode
 
     def decode(self, raw: bytes, position: Position) -> list[Event]:
-        datum = self._read(raw, position)
+        return self._decode_datum(self._read(raw, position), position)
+
+    def container_decoder(self, writer_schema: Any) -> Optional[Callable[[Any, Position], list[Event]]]:
+        if canonical_form(writer_schema) != canonical_form(SCHEMA):
+            return None
+        return lambda datum, position: self._decode_datum(self._checked(datum, position), position)
+
+    def _checked(self, datum: dict, position: Position) -> dict:
+        try:
+            return check_ints(SCHEMA, datum)
+        except ValueError as exc:  # the same words ``_read`` gives the same record as bytes
+            raise self.error("AvroRecord", position, f"not a readable AvroRecord: {type(exc).__name__}: {exc}")
+
+    def _decode_datum(self, datum: dict, position: Position) -> list[Event]:
         total, index = datum["total"], datum["index"]
         if datum["beforeImageBytes"] or datum["afterImageBytes"] or total > 1:
             fragment = self._fragment(datum, position)

@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import Any
 
 import fastavro
+import fastavro.schema
 
 from .avro_ints import int_checker
 from .value_text import double_text, parse_float
@@ -32,12 +33,32 @@ def avro_loads(schema: Any, raw: bytes) -> tuple[Any, int]:
     come back as ``(full name, value)`` so records of identical shape (DTS BinaryObject/BinaryGeometry) stay
     distinguishable and are written back to the same branch."""
     buf = io.BytesIO(raw)
-    datum = fastavro.schemaless_reader(buf, schema, None, return_named_type=True,
-                                       return_named_type_override=True)
-    bad = _int_checker(schema)(datum)  # fastavro does not bound an Avro int to 32 bits
+    datum = fastavro.schemaless_reader(buf, schema, None, **NAMED_TYPES)
+    return check_ints(schema, datum), buf.tell()
+
+
+# How every datum the codecs see is read: values of unions with several named types as (full name, value).
+NAMED_TYPES = {"return_named_type": True, "return_named_type_override": True}
+
+
+def check_ints(schema: Any, datum: Any) -> Any:
+    """``datum``, or ValueError when an Avro int does not fit 32 bits (fastavro does not bound it)."""
+    bad = _int_checker(schema)(datum)
     if bad:
         raise ValueError(f"Avro int {bad} does not fit 32 bits")
-    return datum, buf.tell()
+    return datum
+
+
+_CANONICAL: dict[int, tuple[Any, str]] = {}
+
+
+def canonical_form(schema: Any) -> str:
+    """The Parsing Canonical Form of a schema (Avro spec): two schemas with the same form read the same bytes
+    into the same datum, whatever their doc strings, aliases or attribute order."""
+    hit = _CANONICAL.get(id(schema))
+    if hit is None or hit[0] is not schema:
+        hit = _CANONICAL[id(schema)] = (schema, fastavro.schema.to_parsing_canonical_form(schema))
+    return hit[1]
 
 
 _INT_CHECKERS: dict[int, Any] = {}

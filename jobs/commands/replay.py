@@ -19,7 +19,7 @@ from cdc_jobs.transforms.accounting import checkpoint, summarise, summarise_enco
 from cdc_jobs.io.atomic import resolve_output, staged_output
 from cdc_jobs.transforms.dead_letters import (NONE, OPTION, TOP, DeadLetterBudgetExceeded, breakdown, evaluate,
                                               parse_budget, summary_lines, table_counts)
-from cdc_jobs.transforms.decode import decode
+from cdc_jobs.transforms.decode import assemble, decode
 from cdc_jobs.transforms.encode import dead_letters as encode_dead_letters
 from cdc_jobs.transforms.encode import encode, file_lines
 from cdc_jobs.transforms.encode import messages as encoded_messages
@@ -31,14 +31,18 @@ from cdc_jobs.transforms.window import parse_instant, parse_primary_keys, split_
 
 def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | None, until_ms: int | None,
                 ckpt: dict | None) -> tuple[DataFrame, list[dict]]:
-    """RAW rows of the archive, and the planned partitions (Kafka) that the checkpoint must list."""
+    """DECODED rows of the archive, and the planned partitions (Kafka) that the checkpoint must list."""
+    fmt = get_codec(args.format).name
     kafka = [s for s in args.source if s.startswith("kafka://")]
     if kafka and len(kafka) != len(args.source):
         raise UsageError("--source: give either Kafka URLs or archive files, not both in one replay")
     if not kafka:
         from cdc_jobs.io.files import read_files
 
-        return skip_checkpointed(read_files(spark, args.source), ckpt), []
+        # Files are read and decoded in one step (the reader decodes); the checkpoint's skip is by position,
+        # which every row of a record shares, so it drops whole records before their fragments are assembled.
+        decoded = read_files(spark, args.source, fmt=fmt)
+        return assemble(skip_checkpointed(decoded, ckpt), fmt), []
     from cdc_jobs.durations import parse_duration
     from cdc_jobs.io.kafka_config import load_client_config
     from cdc_jobs.io.kafka_source import plan_kafka, read_plan
@@ -52,18 +56,18 @@ def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | N
     out = frames[0]
     for f in frames[1:]:
         out = out.unionByName(f)
-    return out, planned
+    return decode(out, fmt), planned
 
 
-def skip_checkpointed(raw: DataFrame, ckpt: dict | None) -> DataFrame:
+def skip_checkpointed(rows: DataFrame, ckpt: dict | None) -> DataFrame:
     """Files: records before a source's checkpointed ``next_offset`` were handled by the earlier replay."""
     if not ckpt:
-        return raw
+        return rows
     done = F.lit(False)
     for s in ckpt.get("sources", []):
         done = done | ((F.col("pos_source") == s["source"]) & (F.col("pos_partition") == s["partition"])
                        & (F.col("pos_offset") < s["next_offset"]))
-    return raw.where(~done)
+    return rows.where(~done)
 
 
 def load_checkpoint(path: str | None) -> dict | None:
@@ -119,8 +123,7 @@ def run(args: argparse.Namespace) -> int:
     budget = parse_budget(getattr(args, "max_dead_letters", None))  # a bad spec fails before Spark starts
 
     spark = session("cdc-replay replay")
-    raw, planned = read_source(spark, args, since_ms, until_ms, ckpt)
-    decoded = decode(raw, codec.name)
+    decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt)
     decoded = decoded.persist(StorageLevel.MEMORY_AND_DISK)
     in_window, in_tables = window_filter(since_ms, until_ms), tables_filter(patterns)
     try:

@@ -19,7 +19,7 @@ import io
 import os
 import re
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import TYPE_CHECKING, Iterator, NamedTuple
 
 import orjson
 import pyarrow as pa
@@ -28,7 +28,10 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import storage
-from cdc_jobs.schemas import RAW_ARROW, RAW_SPARK
+from cdc_jobs.schemas import DECODED_SPARK, RAW_ARROW, RAW_SPARK
+
+if TYPE_CHECKING:
+    from cdc_codecs.base import Codec
 
 BATCH_ROWS = 8192
 # Plain JSON-lines files above this size are read as several line-aligned byte ranges (one Spark partition
@@ -104,10 +107,9 @@ class _Batcher:
     def full(self) -> bool:
         return len(self.cols["value"]) >= BATCH_ROWS
 
-    def take(self) -> pa.RecordBatch:
-        batch = pa.RecordBatch.from_pydict(self.cols, schema=RAW_ARROW)
-        self.cols = {name: [] for name in RAW_ARROW.names}
-        return batch
+    def take(self) -> dict[str, list]:
+        cols, self.cols = self.cols, {name: [] for name in RAW_ARROW.names}
+        return cols
 
     def __bool__(self) -> bool:
         return bool(self.cols["value"])
@@ -179,7 +181,7 @@ def _after_next_newline(fh: io.BufferedReader, size: int) -> int:
             return at + i + 1
 
 
-def read_lines(path: str, span: Span | None = None) -> Iterator[pa.RecordBatch]:
+def read_lines(path: str, span: Span | None = None) -> Iterator[dict[str, list]]:
     out = _Batcher()
     for lineno, line in _numbered_lines(path, span):
         out.add(path, -1, lineno, line)
@@ -207,7 +209,7 @@ def _text(value):
     return value
 
 
-def read_dump(path: str, span: Span | None = None) -> Iterator[pa.RecordBatch]:
+def read_dump(path: str, span: Span | None = None) -> Iterator[dict[str, list]]:
     out = _Batcher()
     for lineno, line in _numbered_lines(path, span):
         try:
@@ -230,29 +232,49 @@ def read_dump(path: str, span: Span | None = None) -> Iterator[pa.RecordBatch]:
         yield out.take()
 
 
-def read_avro(path: str) -> Iterator[pa.RecordBatch]:
+def read_avro(path: str, codec: "Codec | None" = None) -> Iterator[dict[str, list]]:
+    """RAW columns of a container file's records: each record's bytes exactly as the file holds them (cut out
+    of its decompressed block, never written again). When ``codec`` reads this file's writer schema itself
+    (``Codec.container_decoder``), each row also carries ``(decoder, datum)`` in a ``datum`` column: the record
+    is decoded once, here, and the codec takes that datum instead of reading the bytes again."""
     import fastavro
+
+    from cdc_codecs.shared.avro import NAMED_TYPES
 
     out = _Batcher()
     n = 0
     with storage.open_input(path) as fh:
         try:
-            reader = fastavro.reader(fh)
-            schema = fastavro.parse_schema(reader.writer_schema)
-            for n, record in enumerate(reader, start=1):
-                buf = io.BytesIO()
-                fastavro.schemaless_writer(buf, schema, record)
-                out.add(path, -1, n, buf.getvalue())
-                if out.full():
-                    yield out.take()
+            blocks = fastavro.block_reader(fh)
+            schema = fastavro.parse_schema(blocks.writer_schema)
+            decoder = codec.container_decoder(blocks.writer_schema) if codec is not None else None
+            for block in blocks:
+                data = block.bytes_.getvalue()
+                buf = io.BytesIO(data)
+                for _ in range(block.num_records):
+                    start = buf.tell()
+                    datum = fastavro.schemaless_reader(buf, schema, None, **NAMED_TYPES)
+                    n += 1
+                    out.add(path, -1, n, data[start:buf.tell()])
+                    if decoder is not None:
+                        out.cols.setdefault("datum", []).append((decoder, datum))
+                    if out.full():
+                        yield out.take()
         except Exception as exc:  # noqa: BLE001 - a corrupt container (header, block, sync marker)
             # What could not be read becomes one record at the next record number, holding the bytes not yet
             # read and the reader's error in a header: the decode step makes it a dead letter, so the loss is
             # counted and shown (and held to the dead-letter budget) instead of failing the whole replay.
+            if "datum" in out.cols:
+                out.cols["datum"].append(None)
             out.add(path, -1, n + 1, fh.read(), headers=[{"key": "cdc-avro-error",
                                                          "value": f"{type(exc).__name__}: {exc}".encode()}])
     if out:
         yield out.take()
+
+
+def _as_arrow(columns: Iterator[dict[str, list]]) -> Iterator[pa.RecordBatch]:
+    for cols in columns:
+        yield pa.RecordBatch.from_pydict(cols, schema=RAW_ARROW)
 
 
 READERS = {"lines": read_lines, "dump": read_dump, "avro": read_avro}
@@ -279,41 +301,61 @@ def plan_partitions(files: list[str], split_bytes: int | None = None) -> list[_F
 
 
 class _ArchiveReader(DataSourceReader):
-    def __init__(self, files: list[str], split_bytes: int | None = None):
+    def __init__(self, files: list[str], split_bytes: int | None = None, fmt: str | None = None):
         self.files = files
         self.split_bytes = split_bytes
+        self.fmt = fmt
 
     def partitions(self):
         return plan_partitions(self.files, self.split_bytes)
 
     def read(self, partition):
-        layout = layout_of(partition.path)
-        span = getattr(partition, "span", None)
-        if span is None:
-            yield from READERS[layout](partition.path)
-        else:
-            yield from READERS[layout](partition.path, span)
+        if self.fmt is None:
+            yield from _as_arrow(raw_columns(partition))
+            return
+        # Read and decode in one Python step: the message bytes never travel to the JVM and back before the
+        # codec sees them, and Avro records reach the codec as the datums the container reader made.
+        from cdc_codecs import get_codec
+        from cdc_jobs.transforms.decode import decode_columns
+
+        yield from decode_columns(self.fmt, raw_columns(partition, get_codec(self.fmt)))
+
+
+def raw_columns(partition: "_FilePartition", codec: "Codec | None" = None) -> Iterator[dict[str, list]]:
+    """RAW columns (Python lists) of one planned partition."""
+    layout = layout_of(partition.path)
+    span = getattr(partition, "span", None)
+    if layout == "avro":
+        return read_avro(partition.path, codec)
+    return READERS[layout](partition.path) if span is None else READERS[layout](partition.path, span)
 
 
 class ArchiveFiles(DataSource):
-    """``spark.read.format("cdc_archive").option("files", json list)``; the driver lists files, executors read."""
+    """``spark.read.format("cdc_archive").option("files", json list)``; the driver lists files, executors read.
+    With ``.option("format", name)`` the rows are DECODED (``cdc_jobs.transforms.decode``), not RAW."""
 
     @classmethod
     def name(cls) -> str:
         return "cdc_archive"
 
     def schema(self):
-        return RAW_SPARK
+        return DECODED_SPARK if self.options.get("format") else RAW_SPARK
 
     def reader(self, schema):
         split = self.options.get("splitBytes")
-        return _ArchiveReader(orjson.loads(self.options["files"]), int(split) if split else None)
+        return _ArchiveReader(orjson.loads(self.options["files"]), int(split) if split else None,
+                              self.options.get("format") or None)
 
 
-def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None = None) -> DataFrame:
+def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None = None,
+               fmt: str | None = None) -> DataFrame:
+    """RAW rows of the archive files, or with ``fmt`` the DECODED rows of that format (before fragments are
+    assembled: ``cdc_jobs.transforms.decode.assemble``)."""
     files = list_archive_files(sources)
     spark.dataSource.register(ArchiveFiles)
     reader = spark.read.format("cdc_archive").option("files", orjson.dumps(files).decode())
     if split_bytes:
         reader = reader.option("splitBytes", str(split_bytes))
+    if fmt:
+        reader = reader.option("format", fmt)
     return reader.load()

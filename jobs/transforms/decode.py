@@ -65,24 +65,28 @@ def decode_rows(fmt: str, cols: dict, n: int) -> list[dict]:
 
 def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) -> None:
     values = cols["value"]
+    # Avro container records the reader already decoded: (decoder, datum) per row (``Codec.container_decoder``);
+    # their ``value`` bytes are written only when a dead letter needs them (``cdc_jobs.io.files``).
+    datums = cols.get("datum") or (None,) * n
     for i in range(n):
         pos = _position(cols, i)
-        raw = values[i]
-        if raw is None:
+        datum = datums[i]
+        raw = values[i] if datum is None else None
+        if datum is None and raw is None:
             # A Kafka tombstone (null value) deletes a key for compaction; it is not a CDC message. It is
             # counted as such, so the accounting still closes, and never becomes an event.
             out.add_dead(tombstone(fmt, pos))
             continue
         try:
-            events = codec.decode(raw, pos)
+            events = codec.decode(raw, pos) if datum is None else datum[0](datum[1], pos)
             if not events:
                 raise DecodeError(fmt, "(message)", pos, "the message holds no event")
             check_events(fmt, events)  # values that parse but do not fit the event record: a dead letter
         except DecodeError as exc:
-            out.add_dead(dead_letter(fmt, pos, raw, exc.field, str(exc)))
+            out.add_dead(dead_letter(fmt, pos, values[i], exc.field, str(exc)))
             continue
         except Exception as exc:  # a codec bug must not lose the record either; it is reported with its type
-            out.add_dead(dead_letter(fmt, pos, raw, "(message)",
+            out.add_dead(dead_letter(fmt, pos, values[i], "(message)",
                                      f"{fmt}: field '(message)' at {pos.describe()}: {type(exc).__name__}: {exc}"))
             continue
         first = True
@@ -171,7 +175,9 @@ def _shared_array(values: tuple, type_: pa.DataType) -> pa.Array:
     return pa.array(distinct, type=type_).take(pa.array(take, pa.int32()))
 
 
-def decode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+def decode_columns(fmt: str, chunks: Iterable[dict]) -> Iterator[pa.RecordBatch]:
+    """RAW columns (one Python list per field, as ``RecordBatch.to_pydict`` or an archive reader gives them)
+    -> DECODED Arrow batches, one per chunk."""
     codec = get_codec(fmt)
 
     def build(cols: dict, n: int) -> pa.RecordBatch:
@@ -179,8 +185,13 @@ def decode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.R
         _decode_into(out, codec, fmt, cols, n)
         return out.batch()
 
-    for batch in batches:  # guarded: a record whose rows cannot be built is dead-lettered, not the batch
-        yield guarded_batch(fmt, batch.to_pydict(), batch.num_rows, build)
+    for cols in chunks:  # guarded: a record whose rows cannot be built is dead-lettered, not the batch
+        yield guarded_batch(fmt, cols, len(cols["value"]), build)
+
+
+def decode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """RAW Arrow batches -> DECODED Arrow batches."""
+    return decode_columns(fmt, (batch.to_pydict() for batch in batches))
 
 
 def assemble_group(fmt: str, table: pa.Table) -> pa.Table:
@@ -222,7 +233,12 @@ def _distinct_fragments(fragments: list) -> list:
 def decode(raw: DataFrame, fmt: str) -> DataFrame:
     """RAW -> DECODED. Fragments are grouped by key across all partitions and files, then assembled."""
     get_codec(fmt)  # fail fast on the driver with "unknown format ..., did you mean ...?"
-    decoded = raw.mapInArrow(lambda it: decode_batches(fmt, it), DECODED_SPARK)
+    return assemble(raw.mapInArrow(lambda it: decode_batches(fmt, it), DECODED_SPARK), fmt)
+
+
+def assemble(decoded: DataFrame, fmt: str) -> DataFrame:
+    """DECODED rows as the codec made them, message by message -> the same with the fragments of each
+    multi-message event (grouped by key across all partitions and files) assembled into the event."""
     if not _may_fragment(fmt):
         return decoded
     whole = decoded.where(F.col("fragment_key").isNull())

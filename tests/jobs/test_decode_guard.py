@@ -119,7 +119,7 @@ def test_a_dump_line_with_an_out_of_range_position_is_a_broken_line_not_a_failed
     dump.write_text('{"topic":"t","partition":1,"offset":5,"value":"eyJ4IjoxfQ=="}\n'
                     '{"topic":"t","partition":1099511627776,"offset":6,"value":"eyJ4IjoxfQ=="}\n'
                     '{"topic":"t","partition":1,"offset":7,"timestamp":"soon","value":"eyJ4IjoxfQ=="}\n')
-    rows = [r for b in read_dump(str(dump)) for r in b.to_pylist()]
+    rows = [r for cols in read_dump(str(dump)) for r in _rows(cols)]
     assert [(r["pos_source"], r["pos_partition"], r["pos_offset"]) for r in rows] == [
         ("t", 1, 5), (str(dump), -1, 2), (str(dump), -1, 3)]
     assert [h["key"] for h in rows[1]["pos_headers"]] == ["cdc-dump-error"]
@@ -136,7 +136,7 @@ def test_a_corrupt_avro_container_keeps_what_was_readable_and_dead_letters_the_r
         fastavro.writer(fh, schema, ({"s": "x" * 50} for _ in range(400)), sync_interval=2000)
     data = path.read_bytes()
     path.write_bytes(data[: len(data) * 2 // 3])  # cut in the middle of a block
-    rows = [r for b in read_avro(str(path)) for r in b.to_pylist()]
+    rows = [r for cols in read_avro(str(path)) for r in _rows(cols)]
     assert 0 < len(rows) - 1 < 400
     assert [r["pos_offset"] for r in rows] == list(range(1, len(rows) + 1))
     last = rows[-1]
@@ -144,3 +144,8 @@ def test_a_corrupt_avro_container_keeps_what_was_readable_and_dead_letters_the_r
     decoded = [r for b in decode_batches("dts-avro", [pa.RecordBatch.from_pylist([last], schema=RAW_ARROW)])
                for r in b.to_pylist()]
     assert decoded[0]["dl_reason"] and decoded[0]["pos_offset"] == len(rows)
+
+
+def _rows(cols: dict) -> list[dict]:
+    """The RAW rows of an archive reader's columns."""
+    return pa.RecordBatch.from_pydict(cols, schema=RAW_ARROW).to_pylist()

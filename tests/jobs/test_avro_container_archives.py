@@ -1,0 +1,120 @@
+"""Avro container archives (``*.avro``, what an Avro topic archived to object storage looks like) are read and
+decoded in one step: the codec gets the datum the container reader made (``Codec.container_decoder``) instead of
+bytes written back and read again. A user must get exactly what the bytes give: the same events, the same dead
+letters with the same raw bytes, and the same positions, for every fixture and the scenario of both Avro formats,
+for 14- and 15-field DTS records, OMS shards, and containers of a schema the codec does not own."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import fastavro
+import pyarrow as pa
+import pytest
+
+from cdc_codecs import get_codec
+from cdc_codecs.dts.dts_avro import RECORD14, RECORD15, writable
+from cdc_codecs.oms.oms_avro import SCHEMA as OMS_SCHEMA
+from cdc_codecs.shared.avro import avro_loads
+from cdc_jobs.io.files import _FilePartition, raw_columns, read_avro
+from cdc_jobs.schemas import RAW_ARROW
+from cdc_jobs.transforms.decode import decode_batches, decode_columns
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codecs"))
+from fuzz import seed_messages  # noqa: E402
+
+
+def _datums(fmt: str, schema) -> list[dict]:
+    """The format's fixture and scenario messages that are records of exactly ``schema``, as datums."""
+    out = []
+    for _, raw in seed_messages(fmt):
+        try:
+            datum, used = avro_loads(schema, raw)
+        except Exception:  # noqa: BLE001 - a seed of the other DTS schema (14 vs 15 fields)
+            continue
+        if used == len(raw):
+            out.append(datum)
+    return out
+
+
+def _container(path: Path, schema, datums: list, codec: str = "null") -> Path:
+    with open(path, "wb") as fh:
+        fastavro.writer(fh, schema, [_writable(d) for d in datums], codec=codec, sync_interval=600)  # several blocks
+    return path
+
+
+def _writable(datum: dict) -> dict:
+    """fastavro's writer takes no tuple notation for an enum in an array's union (``dts_avro.writable``)."""
+    return {k: [writable(v) for v in v] if isinstance(v, list) else v for k, v in datum.items()}
+
+
+def _by_bytes(fmt: str, path: Path) -> list[dict]:
+    """The reference: each record written back to bytes and decoded by ``Codec.decode``."""
+    batches = [pa.RecordBatch.from_pydict(cols, schema=RAW_ARROW) for cols in read_avro(str(path))]
+    return [r for b in decode_batches(fmt, batches) for r in b.to_pylist()]
+
+
+def _in_one_step(fmt: str, path: Path) -> list[dict]:
+    return [r for b in decode_columns(fmt, raw_columns(_FilePartition(str(path)), get_codec(fmt)))
+            for r in b.to_pylist()]
+
+
+@pytest.mark.parametrize("fmt,schema,codec", [("dts-avro", RECORD15, "null"), ("dts-avro", RECORD14, "deflate"),
+                                              ("oms-avro", OMS_SCHEMA, "null")],
+                         ids=["dts-15-fields", "dts-14-fields-deflate", "oms"])
+def test_container_datums_decode_exactly_as_their_bytes(tmp_path, fmt, schema, codec):
+    datums = _datums(fmt, schema) * 3
+    assert len(datums) >= 3, "the fixtures hold records of this schema"
+    path = _container(tmp_path / "a.avro", schema, datums, codec)
+    assert get_codec(fmt).container_decoder(fastavro.reader(open(path, "rb")).writer_schema) is not None
+    fused = _in_one_step(fmt, path)
+    assert fused == _by_bytes(fmt, path)
+    assert sorted({r["pos_offset"] for r in fused}) == list(range(1, len(datums) + 1))
+    assert any(r["op"] is not None and r["dl_reason"] is None for r in fused)
+    # the bytes a record is read from are the archived ones, as the codec itself writes that datum
+    raws = [v for cols in read_avro(str(path)) for v in cols["value"]]
+    assert raws == [_bytes_of(schema, _writable(d)) for d in datums]
+
+
+def test_a_record_the_codec_rejects_is_a_dead_letter_with_the_bytes_of_that_record(tmp_path):
+    good = _datums("dts-avro", RECORD15)[0]
+    bad = dict(good, version=2**40)  # an Avro int past 32 bits: fastavro writes it, the codec must refuse it
+    path = _container(tmp_path / "a.avro", RECORD15, [good, bad, good])
+    fused = _in_one_step("dts-avro", path)
+    assert fused == _by_bytes("dts-avro", path)
+    dead = [r for r in fused if r["dl_reason"]]
+    assert [(r["pos_offset"], r["dl_field"]) for r in dead] == [(2, "Record")]
+    assert "does not fit 32 bits" in dead[0]["dl_reason"]
+    assert dead[0]["dl_raw"] == _bytes_of(RECORD15, _writable(bad))
+
+
+def test_a_container_of_another_schema_is_decoded_from_its_bytes(tmp_path):
+    """A container whose writer schema is not the codec's (here: OMS records read as DTS) is not handed over as
+    datums: each record's bytes go to ``decode``, which turns them into dead letters naming the format."""
+    datums = _datums("oms-avro", OMS_SCHEMA)[:4]
+    path = _container(tmp_path / "a.avro", OMS_SCHEMA, datums)
+    assert get_codec("dts-avro").container_decoder(fastavro.reader(open(path, "rb")).writer_schema) is None
+    fused = _in_one_step("dts-avro", path)
+    assert fused == _by_bytes("dts-avro", path)
+    assert len(fused) == 4 and all("dts-avro" in r["dl_reason"] for r in fused)
+
+
+def test_a_cut_container_keeps_its_readable_records_and_dead_letters_the_rest(tmp_path):
+    datums = _datums("dts-avro", RECORD15) * 20
+    path = _container(tmp_path / "a.avro", RECORD15, datums)
+    data = path.read_bytes()
+    path.write_bytes(data[: len(data) * 2 // 3])  # cut in the middle of a block
+    fused = _in_one_step("dts-avro", path)
+    assert fused == _by_bytes("dts-avro", path)
+    last = max(r["pos_offset"] for r in fused)
+    assert 0 < last - 1 < len(datums)
+    assert [r["pos_offset"] for r in fused if r["dl_reason"]] == [last]
+
+
+def _bytes_of(schema, datum) -> bytes:
+    import io
+
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, schema, datum)
+    return buf.getvalue()
