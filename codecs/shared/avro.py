@@ -71,8 +71,18 @@ def _int_checker(schema: Any):
     return hit[1]
 
 
+_SHORT_NAMES: dict[str, str] = {}
+
+
 def short_name(name: str) -> str:
-    return name.rsplit(".", 1)[-1]
+    """``com.alibaba.dts.formats.avro.Integer`` -> ``Integer`` (asked for every value of every image: cached;
+    a schema has few names)."""
+    short = _SHORT_NAMES.get(name)
+    if short is None:
+        short = name.rsplit(".", 1)[-1]
+        if len(_SHORT_NAMES) < 4096:
+            _SHORT_NAMES[name] = short
+    return short
 
 
 def to_jsonable(value: Any) -> Any:
