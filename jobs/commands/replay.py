@@ -19,7 +19,7 @@ from cdc_jobs.transforms.accounting import checkpoint, summarise, summarise_enco
 from cdc_jobs.io.atomic import resolve_output, staged_output
 from cdc_jobs.transforms.dead_letters import (NONE, OPTION, TOP, DeadLetterBudgetExceeded, breakdown, evaluate,
                                               parse_budget, summary_lines, table_counts)
-from cdc_jobs.transforms.decode import assemble, decode
+from cdc_jobs.transforms.decode import assemble
 from cdc_jobs.transforms.encode import dead_letters as encode_dead_letters
 from cdc_jobs.transforms.encode import encode, file_lines
 from cdc_jobs.transforms.encode import messages as encoded_messages
@@ -52,11 +52,11 @@ def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | N
     for url in kafka:
         plan = plan_kafka(url, since_ms, until_ms, parse_duration(args.lookback), config, checkpoint=ckpt)
         planned.extend(plan.checkpoint_sources())
-        frames.append(read_plan(spark, plan, args.max_records_per_split, config))
+        frames.append(read_plan(spark, plan, args.max_records_per_split, config, fmt=fmt))  # read and decoded
     out = frames[0]
     for f in frames[1:]:
         out = out.unionByName(f)
-    return decode(out, fmt), planned
+    return assemble(out, fmt), planned
 
 
 def skip_checkpointed(rows: DataFrame, ckpt: dict | None) -> DataFrame:

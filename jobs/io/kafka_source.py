@@ -27,7 +27,7 @@ from cdc_jobs.errors import UsageError
 from cdc_jobs.io.kafka_config import KafkaUrl, describe, for_consumer, parse_kafka_url
 from cdc_jobs.io.kafka_plan import (OffsetRange, PartitionState, Split, checkpoint_offsets, offset_answer, plan_ranges,
                          split_ranges)
-from cdc_jobs.schemas import RAW_ARROW, RAW_SPARK
+from cdc_jobs.schemas import DECODED_SPARK, RAW_ARROW, RAW_SPARK
 
 log = logging.getLogger(__name__)
 
@@ -166,15 +166,21 @@ class _Columns:
     def __len__(self) -> int:
         return len(self.cols["pos_offset"])
 
-    def take(self) -> pa.RecordBatch:
-        batch = pa.RecordBatch.from_pydict(self.cols, schema=RAW_ARROW)
-        self.cols = {name: [] for name in RAW_ARROW.names}
-        return batch
+    def take(self) -> dict[str, list]:
+        cols, self.cols = self.cols, {name: [] for name in RAW_ARROW.names}
+        return cols
 
 
 def read_split(split: Split, bootstrap: tuple[str, ...], client_config: Mapping[str, Any],
                stall_timeout_s: float = STALL_TIMEOUT_S) -> Iterator[pa.RecordBatch]:
     """Every record with ``split.start <= offset < split.end``, in offset order, as RAW batches."""
+    for cols in split_columns(split, bootstrap, client_config, stall_timeout_s):
+        yield pa.RecordBatch.from_pydict(cols, schema=RAW_ARROW)
+
+
+def split_columns(split: Split, bootstrap: tuple[str, ...], client_config: Mapping[str, Any],
+                  stall_timeout_s: float = STALL_TIMEOUT_S) -> Iterator[dict[str, list]]:
+    """``read_split`` as RAW columns (one Python list per field), for a reader that decodes them itself."""
     from kafka import TopicPartition
     from kafka.errors import OffsetOutOfRangeError
 
@@ -231,40 +237,52 @@ class _KafkaReader(DataSourceReader):
         self.bootstrap = tuple(plan["bootstrap"])
         self.splits = plan["splits"]
         self.client_config = json.loads(options.get("client_settings_secret") or "{}")
+        self.fmt = options.get("format") or None
 
     def partitions(self):
         return [_SplitPartition(s) for s in self.splits]
 
     def read(self, partition):
-        yield from read_split(Split.from_dict(partition.split), self.bootstrap, self.client_config)
+        split = Split.from_dict(partition.split)
+        if self.fmt is None:
+            yield from read_split(split, self.bootstrap, self.client_config)
+            return
+        # Read and decode in one Python step: the message bytes do not travel to the JVM and back first.
+        from cdc_jobs.transforms.decode import decode_columns
+
+        yield from decode_columns(self.fmt, split_columns(split, self.bootstrap, self.client_config))
 
 
 class KafkaRanges(DataSource):
     """``spark.read.format("cdc_kafka")``: option ``plan`` = {"bootstrap": [...], "splits": [...]}. The client
     settings travel in an option whose name Spark's default ``spark.redaction.regex`` (secret|password|token)
-    redacts from plans and logs."""
+    redacts from plans and logs. With option ``format`` the rows are DECODED (``cdc_jobs.transforms.decode``)."""
 
     @classmethod
     def name(cls) -> str:
         return "cdc_kafka"
 
     def schema(self):
-        return RAW_SPARK
+        return DECODED_SPARK if self.options.get("format") else RAW_SPARK
 
     def reader(self, schema):
         return _KafkaReader(self.options)
 
 
 def read_plan(spark: SparkSession, plan: KafkaPlan, max_records_per_split: int,
-              client_config: Mapping[str, Any]) -> DataFrame:
+              client_config: Mapping[str, Any], fmt: Optional[str] = None) -> DataFrame:
+    """RAW rows of the planned ranges, or with ``fmt`` the DECODED rows of that format (before fragments are
+    assembled: ``cdc_jobs.transforms.decode.assemble``)."""
     splits = split_ranges(plan.ranges, max_records_per_split)
     if not splits:  # nothing in the window: an empty frame of the right shape
-        return spark.createDataFrame([], RAW_SPARK)
+        return spark.createDataFrame([], DECODED_SPARK if fmt else RAW_SPARK)
     spark.dataSource.register(KafkaRanges)
     options = {
         "plan": json.dumps({"bootstrap": list(plan.bootstrap), "splits": [s.as_dict() for s in splits]}),
         "client_settings_secret": json.dumps(dict(client_config)),
     }
+    if fmt:
+        options["format"] = fmt
     return spark.read.format(KafkaRanges.name()).options(**options).load()
 
 
