@@ -2,8 +2,9 @@
 byte range, see ``split_lines_file``), read in the executors, yielding RAW Arrow batches.
 
 Three layouts, told apart by file name:
-- ``*.avro``: Avro container file, one message per record (the record re-serialised schemaless with the
-  writer schema, which is what the Avro codecs decode); position = file + record number (1-based).
+- ``*.avro``: Avro container file, one message per record (the record's schemaless bytes as its block holds
+  them, which is what the Avro codecs decode; a codec whose own schema the file was written with takes the datum
+  the reader already made instead, see ``read_avro``); position = file + record number (1-based).
 - ``*.dump.jsonl[.gz]`` or files under a ``partition=N`` folder: the Kafka dump format written by
   ``cdc-replay archive`` (topic, partition, offset, timestamp, base64 key/value, headers); position = the Kafka
   position recorded in the dump, so archives of binary topics keep it.
@@ -248,12 +249,13 @@ def read_avro(path: str, codec: "Codec | None" = None) -> Iterator[dict[str, lis
             blocks = fastavro.block_reader(fh)
             schema = fastavro.parse_schema(blocks.writer_schema)
             decoder = codec.container_decoder(blocks.writer_schema) if codec is not None else None
+            named = NAMED_TYPES if decoder is not None else {}  # unions as the codecs read them
             for block in blocks:
                 data = block.bytes_.getvalue()
                 buf = io.BytesIO(data)
                 for _ in range(block.num_records):
                     start = buf.tell()
-                    datum = fastavro.schemaless_reader(buf, schema, None, **NAMED_TYPES)
+                    datum = fastavro.schemaless_reader(buf, schema, None, **named)
                     n += 1
                     out.add(path, -1, n, data[start:buf.tell()])
                     if decoder is not None:
