@@ -3,6 +3,10 @@
 Every archived record produces at least one output row: its events, or one dead-letter row carrying the raw bytes,
 position and the codec's error. Exactly one row per record has ``first_of_record`` set, which is what makes
 ``records read = rows with first_of_record`` hold for the accounting.
+
+The sources decode where they read (``cdc_jobs.io.files`` and ``cdc_jobs.io.kafka_source`` call ``decode_columns``
+in their readers): a message goes from its bytes to DECODED rows in one Python step, never through the JVM as
+bytes first. ``assemble`` then joins the fragments of multi-message events across partitions.
 """
 
 from __future__ import annotations
@@ -22,6 +26,7 @@ from cdc_codecs.event_schema import DECODED_ARROW, EVENT_FIELDS, FRAGMENT, TOMBS
 
 from cdc_jobs.schemas import DECODED_SPARK
 from cdc_jobs.transforms.decode_guard import guarded_batch
+from cdc_jobs.transforms.gc_pause import paused_gc
 
 _NO_DL = {"dl_reason": None, "dl_field": None, "dl_raw": None}
 
@@ -185,8 +190,15 @@ def decode_columns(fmt: str, chunks: Iterable[dict]) -> Iterator[pa.RecordBatch]
         _decode_into(out, codec, fmt, cols, n)
         return out.batch()
 
-    for cols in chunks:  # guarded: a record whose rows cannot be built is dead-lettered, not the batch
-        yield guarded_batch(fmt, cols, len(cols["value"]), build)
+    chunks = iter(chunks)
+    while True:
+        with paused_gc():  # reading the chunk (a source's reader) and decoding it
+            cols = next(chunks, None)
+            if cols is None:
+                return
+            # guarded: a record whose rows cannot be built is dead-lettered, not the batch
+            batch = guarded_batch(fmt, cols, len(cols["value"]), build)
+        yield batch
 
 
 def decode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -228,12 +240,6 @@ def _distinct_fragments(fragments: list) -> list:
         ident = (f.fragment_index, f.fragment_total, repr(f.with_(position=f.position.__class__(""))))
         seen.setdefault(ident, f)
     return list(seen.values())
-
-
-def decode(raw: DataFrame, fmt: str) -> DataFrame:
-    """RAW -> DECODED. Fragments are grouped by key across all partitions and files, then assembled."""
-    get_codec(fmt)  # fail fast on the driver with "unknown format ..., did you mean ...?"
-    return assemble(raw.mapInArrow(lambda it: decode_batches(fmt, it), DECODED_SPARK), fmt)
 
 
 def assemble(decoded: DataFrame, fmt: str) -> DataFrame:

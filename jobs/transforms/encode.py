@@ -29,9 +29,10 @@ from pyspark.sql import functions as F
 from cdc_codecs import EncodeError, Event, get_codec
 from cdc_codecs.base import group_by_message
 from cdc_codecs.event_schema import ENCODED_ARROW, EVENT_FIELDS, ORDER_COLUMNS
-from cdc_codecs.records import events_from_columns, to_record
+from cdc_codecs.records import events_from_batch, to_record
 
 from cdc_jobs.schemas import ENCODED_SPARK
+from cdc_jobs.transforms.gc_pause import paused_gc
 
 __all__ = ["ENCODED_ARROW", "ENCODED_SPARK", "encode", "encode_batches", "encode_events"]
 
@@ -111,16 +112,20 @@ def encode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.R
     next batch so that multi-row messages (Canal) are packed back whole."""
     pending: list[Event] = []
     for batch in batches:
-        pending.extend(events_from_columns(batch.to_pydict(), batch.num_rows))
-        if not pending:
-            continue
-        groups = group_by_message(pending)
-        ready = [e for g in groups[:-1] for e in g]
-        pending = groups[-1]
-        if ready:
-            yield pa.RecordBatch.from_pylist(encode_events(fmt, ready), schema=ENCODED_ARROW)
+        with paused_gc():
+            pending.extend(events_from_batch(batch))
+            if not pending:
+                continue
+            groups = group_by_message(pending)
+            ready = [e for g in groups[:-1] for e in g]
+            pending = groups[-1]
+            encoded = pa.RecordBatch.from_pylist(encode_events(fmt, ready), schema=ENCODED_ARROW) if ready else None
+        if encoded is not None:
+            yield encoded
     if pending:
-        yield pa.RecordBatch.from_pylist(encode_events(fmt, pending), schema=ENCODED_ARROW)
+        with paused_gc():
+            encoded = pa.RecordBatch.from_pylist(encode_events(fmt, pending), schema=ENCODED_ARROW)
+        yield encoded
 
 
 def routing_key() -> SparkColumn:

@@ -17,6 +17,7 @@ from .keys import ROW_HASH
 from .latest import DECIDED, DECIDED_IMAGE, decide
 from .order import OrderKey, order_key
 from .schema_evolution import ColumnDecl, DdlEvent, find_column
+from ..gc_pause import paused_gc
 
 _META = ["op", "rank", "sequence", "pos_source", "pos_partition", "pos_offset", "pos_index", "event_time_ms",
          "format", "hash"]
@@ -209,20 +210,21 @@ def make_applier(ddls_by_table: dict[str, list[DdlEvent]], history: bool
             if pc.any(decided).as_py():
                 yield decided_state(batch.filter(decided))
                 batch = batch.filter(pc.invert(decided))
-            cols = {name: batch.column(i).to_pylist() for i, name in enumerate(batch.schema.names)}
-            names = list(cols)
-            for i in range(batch.num_rows):
-                r = {n: cols[n][i] for n in names}
-                gk = (r["table_name"], tuple(r["_key"] or ()))
-                if gk != current:
-                    if group is not None:
-                        group.finish()
-                    current = gk
-                    group = _Group(r["table_name"], list(r["_key"] or ()), ddls_by_table.get(r["table_name"], ()),
-                                   history, out)
-                group.feed(r)
-                if out.full:
-                    yield out.flush()
+            with paused_gc():  # one batch of rows as dicts (see gc_pause)
+                cols = {name: batch.column(i).to_pylist() for i, name in enumerate(batch.schema.names)}
+                names = list(cols)
+                for i in range(batch.num_rows):
+                    r = {n: cols[n][i] for n in names}
+                    gk = (r["table_name"], tuple(r["_key"] or ()))
+                    if gk != current:
+                        if group is not None:
+                            group.finish()
+                        current = gk
+                        group = _Group(r["table_name"], list(r["_key"] or ()),
+                                       ddls_by_table.get(r["table_name"], ()), history, out)
+                    group.feed(r)
+                    if out.full:
+                        yield out.flush()
         if group is not None:
             group.finish()
         if out.rows:
