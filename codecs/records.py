@@ -11,6 +11,8 @@ from decimal import Decimal
 from typing import Any, Iterable, Mapping, Optional
 
 import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .event import Column, Event, Image, Op, Position
 from .event_schema import EVENT_FIELDS  # noqa: F401  (the record's fields, in order)
@@ -110,10 +112,40 @@ def to_records(events: Iterable[Event]) -> list[dict[str, Any]]:
 _OPS = {o.value: o for o in Op}
 
 
-def events_from_columns(cols: Mapping[str, list], n: int) -> list[Event]:
+def declared_columns(array: pa.ListArray) -> list[tuple[Column, ...]]:
+    """The ``columns`` column of EVENT rows -> each row's declared columns, one shared tuple per distinct
+    declaration (the rows of a table repeat theirs). Read from the flat child arrays: no dict per entry."""
+    flat = array.flatten()  # the entries of the non-null rows, in row order
+    entries = list(zip(*(flat.field(f).to_pylist() for f in ("name", "type_name", "jdbc_type", "number"))))
+    declared: dict[tuple, tuple[Column, ...]] = {}
+    out: list[tuple[Column, ...]] = []
+    at = 0
+    for length in pc.list_value_length(array).to_pylist():
+        if not length:  # NULL or empty
+            out.append(())
+            continue
+        ident = tuple(entries[at:at + length])
+        at += length
+        decl = declared.get(ident)
+        if decl is None:
+            decl = declared[ident] = tuple(Column(name, t, j, bool(number)) for name, t, j, number in ident)
+        out.append(decl)
+    return out
+
+
+def events_from_batch(batch: pa.RecordBatch) -> list[Event]:
+    """An Arrow batch of EVENT rows -> Events (``events_from_columns``, declarations via ``declared_columns``)."""
+    cols = {name: batch.column(i).to_pylist() for i, name in enumerate(batch.schema.names) if name != "columns"}
+    columns = batch.column("columns") if "columns" in batch.schema.names else None
+    return events_from_columns(cols, batch.num_rows, None if columns is None else declared_columns(columns))
+
+
+def events_from_columns(cols: Mapping[str, list], n: int,
+                        declarations: Optional[list[tuple[Column, ...]]] = None) -> list[Event]:
     """EVENT columns (``RecordBatch.to_pydict()``: one Python list per field) -> Events, the same values as
     ``from_record`` row by row. Converting column-wise is several times cheaper than ``to_pylist`` (one dict per
-    row), and the rows of a table share one declared-columns tuple, built once per distinct declaration."""
+    row), and the rows of a table share one declared-columns tuple, built once per distinct declaration
+    (``declarations``: already built per row, e.g. by ``declared_columns``)."""
     get = cols.get
     none = [None] * n
     fmt, op, database, schema, table = cols["format"], cols["op"], get("database", none), get("schema", none), \
@@ -131,8 +163,9 @@ def events_from_columns(cols: Mapping[str, list], n: int) -> list[Event]:
     declared: dict[tuple, tuple[Column, ...]] = {}
     out = []
     for i in range(n):
-        cs = columns[i]
-        if cs:
+        if declarations is not None:
+            decl = declarations[i]
+        elif cs := columns[i]:
             ident = tuple((c["name"], c.get("type_name"), c.get("jdbc_type"), bool(c.get("number"))) for c in cs)
             decl = declared.get(ident)
             if decl is None:

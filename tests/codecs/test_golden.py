@@ -50,6 +50,7 @@ def test_golden_reencode_gives_equal_json(path):
     # ... and the Arrow batch the re-encode reads, converted column-wise, gives back the very same events
     batch = pa.RecordBatch.from_pylist(records.to_records(events), schema=EVENT_ARROW)
     assert records.events_from_columns(batch.to_pydict(), batch.num_rows) == events
+    assert records.events_from_batch(batch) == events  # the re-encode's path: declarations from the flat arrays
 
 
 @pytest.mark.parametrize("path", MALFORMED, ids=_id)
