@@ -93,6 +93,10 @@ def test_avro_int_beyond_32_bits_is_a_decode_error():
     ok = copy.deepcopy(datum)
     ok["fields"][1]["dataTypeNumber"] = 2**31 - 1
     assert check(ok) is None
+    # an int field of a record inside an image's union is named with its place too
+    item = ("com.alibaba.dts.formats.avro.Integer", {"precision": -(2**31) - 1, "value": "7"})
+    assert check(dict(ok, afterImages=[None, item])) == f"afterImages[1].precision = {-(2**31) - 1}"
+    assert check(dict(ok, afterImages=[None, (item[0], {"precision": -(2**31), "value": "7"})])) is None
     # through the codec: a long varint where the int `version` is (first field of the record)
     from fuzz import seed_messages
 
