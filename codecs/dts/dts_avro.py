@@ -326,6 +326,8 @@ def _datetime_record(column: Column, spec: Mapping[str, Any], text: str) -> dict
 # --- the codec -------------------------------------------------------------------------------------------------
 
 
+_DECLARED: dict[tuple[Column, ...], tuple[Column, ...]] = {}
+
 # A DTS record id is never negative; -1 stands for an event without a vendor sequence.
 NO_SEQUENCE_ID = -1
 
@@ -472,7 +474,12 @@ class DtsAvroCodec(Codec):
             except ValueError as exc:
                 raise self.error(f"afterImages[{i}]", position, f"column {col.name}: {exc}")
             specs[col.name] = column_spec(typed)
-        return tuple(out), specs
+        declared = tuple(out)
+        # One tuple object per distinct declaration: the rows of a table then share it, and the decode step
+        # converts each shared declaration once per batch instead of once per record.
+        if len(_DECLARED) >= 4096:
+            _DECLARED.clear()
+        return _DECLARED.setdefault(declared, declared), specs
 
     def _image(self, side: str, image: Optional[list], columns: Sequence[Column], specs: Mapping[str, dict],
                position: Position) -> tuple[Optional[Image], dict]:
