@@ -29,6 +29,9 @@ from cdc_jobs.spark import session
 from cdc_jobs.transforms.window import parse_instant, parse_primary_keys, split_patterns, tables_filter, window_filter, with_primary_keys
 
 
+CACHE = StorageLevel.DISK_ONLY  # see run()
+
+
 def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | None, until_ms: int | None,
                 ckpt: dict | None) -> tuple[DataFrame, list[dict]]:
     """DECODED rows of the archive, and the planned partitions (Kafka) that the checkpoint must list."""
@@ -124,7 +127,10 @@ def run(args: argparse.Namespace) -> int:
 
     spark = session("cdc-replay replay")
     decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt)
-    decoded = decoded.persist(StorageLevel.MEMORY_AND_DISK)
+    # Read by several jobs (events, dead letters, counts, re-encode), so decoded once and kept, on disk only: a
+    # memory-first cache builds each task's block in the heap before it can spill, which with two large tasks
+    # and the events write's sort ran the default 1 GiB heap out of memory at 1M dts-avro records (bench/).
+    decoded = decoded.persist(CACHE)
     in_window, in_tables = window_filter(since_ms, until_ms), tables_filter(patterns)
     try:
         with staged_output(args.out, "replay") as stage:
@@ -143,8 +149,7 @@ def run(args: argparse.Namespace) -> int:
                 # One pass: the events are encoded from the same decoded frame (persisted above), not read back.
                 carried = [op.value for op in Op if target.capabilities.carries(op)]
                 partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
-                encoded = encode(kept.where(F.col("op").isin(carried)), target.name, partitions).persist(
-                    StorageLevel.MEMORY_AND_DISK)
+                encoded = encode(kept.where(F.col("op").isin(carried)), target.name, partitions).persist(CACHE)
                 file_lines(encoded).write.text(str(stage / "encoded"))
                 _name_encoded_files(stage / "encoded", target.capabilities.binary)
                 encode_dead_letters(encoded).select(
