@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import json
 import re
-from typing import Any, Callable, Iterable, Optional, Sequence
+from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence
 
 from . import jsontext
 from .event import DecodeError, Event, Op, Position
@@ -73,6 +73,14 @@ class Capabilities:
             "notes": self.notes,
             "losses": dict(self.losses),
         }
+
+
+class ContainerDecoder(NamedTuple):
+    """``Codec.container_decoder``: read each record of the file with ``schema`` (the codec's own, whose bytes
+    the file's writer schema lays out the same way), then ``decode(datum, position)``."""
+
+    schema: Any
+    decode: Callable[[Any, Position], list[Event]]
 
 
 @dataclass(frozen=True)
@@ -181,13 +189,13 @@ class Codec:
         """The operation an output message is counted under (the reports' per-op counts)."""
         return first.op.value
 
-    def container_decoder(self, writer_schema: Any) -> Optional[Callable[[Any, Position], list[Event]]]:
-        """For an Avro container archive written with ``writer_schema``: a function that decodes one record
-        as the container reader already read it (a datum, unions as ``(full name, value)``, see
-        ``shared.avro.NAMED_TYPES``), so each archived record is decoded once instead of being written back to
-        bytes and read again by ``decode``. ``None`` (the default, and for a schema that is not the codec's
-        own): the reader hands ``decode`` the record's bytes. Must give exactly what ``decode`` gives for those
-        bytes."""
+    def container_decoder(self, writer_schema: Any) -> Optional[ContainerDecoder]:
+        """For an Avro container archive written with ``writer_schema``: the schema to read its records with and
+        a function that decodes one record so read (a datum, unions as ``(full name, value)``, see
+        ``shared.avro.NAMED_TYPES``), so each archived record is decoded once instead of being read to a datum,
+        written back to bytes and read again by ``decode``. ``None`` (the default, and for a schema that is not
+        the codec's own): the reader hands ``decode`` the record's bytes. Must give exactly what ``decode``
+        gives for those bytes."""
         return None
 
     def assemble(self, fragments: Sequence[Event]) -> Event:

@@ -28,14 +28,14 @@ import copy
 import json
 import re
 from decimal import Decimal
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import fastavro
 import fastavro.schema
 
-from ..base import Capabilities, Codec, EncodedMessage, ddl_op, message_key, untyped
+from ..base import Capabilities, Codec, ContainerDecoder, EncodedMessage, ddl_op, message_key, untyped
 from ..event import Column, EncodeError, Event, Image, Op, Position
-from ..shared.avro import (SCHEMA_DIR, avro_dumps, avro_loads, canonical_form, check_ints, comparable, from_jsonable,
+from ..shared.avro import (SCHEMA_DIR, avro_dumps, avro_loads, check_ints, comparable, from_jsonable, same_layout,
                            short_name, to_jsonable)
 from ..shared.time_text import (DATE_RE, DATETIME_RE, TIME_RE, date_text, epoch_text, parse_date, parse_datetime,
                                parse_epoch, parse_time, split_zoned, time_text)
@@ -356,12 +356,11 @@ class DtsAvroCodec(Codec):
         datum, born = self._read(bytes(raw), position)
         return [self._event(datum, born, position)]
 
-    def container_decoder(self, writer_schema: Any) -> Optional[Callable[[Any, Position], list[Event]]]:
-        form = canonical_form(writer_schema)
+    def container_decoder(self, writer_schema: Any) -> Optional[ContainerDecoder]:
         for schema, born in ((RECORD15, True), (RECORD14, False)):
-            if form == canonical_form(schema):
-                return lambda datum, position, schema=schema, born=born: [
-                    self._event(self._checked(schema, datum, position), born, position)]
+            if same_layout(writer_schema, schema):
+                return ContainerDecoder(schema, lambda datum, position, schema=schema, born=born: [
+                    self._event(self._checked(schema, datum, position), born, position)])
         return None
 
     def _checked(self, schema: Any, datum: dict, position: Position) -> dict:

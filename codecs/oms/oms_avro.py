@@ -31,13 +31,13 @@ import json
 import re
 from dataclasses import replace
 from decimal import Decimal
-from typing import Any, Callable, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional, Sequence
 
 import fastavro
 
-from ..base import Capabilities, Codec, EncodedMessage, ddl_op, message_key, untyped
+from ..base import Capabilities, Codec, ContainerDecoder, EncodedMessage, ddl_op, message_key, untyped
 from ..event import Column, EncodeError, Event, Image, Op, Position
-from ..shared.avro import (SCHEMA_DIR, avro_dumps, avro_loads, canonical_form, check_ints, comparable, from_jsonable,
+from ..shared.avro import (SCHEMA_DIR, avro_dumps, avro_loads, check_ints, comparable, from_jsonable, same_layout,
                            short_name, to_jsonable)
 from ..shared.time_text import (EPOCH_RE, date_text, epoch_from_zoned, epoch_text, parse_date, parse_datetime,
                                parse_epoch, parse_time, time_text, zoned_from_epoch)
@@ -284,10 +284,11 @@ class OmsAvroCodec(Codec):
     def decode(self, raw: bytes, position: Position) -> list[Event]:
         return self._decode_datum(self._read(raw, position), position)
 
-    def container_decoder(self, writer_schema: Any) -> Optional[Callable[[Any, Position], list[Event]]]:
-        if canonical_form(writer_schema) != canonical_form(SCHEMA):
+    def container_decoder(self, writer_schema: Any) -> Optional[ContainerDecoder]:
+        if not same_layout(writer_schema, SCHEMA):
             return None
-        return lambda datum, position: self._decode_datum(self._checked(datum, position), position)
+        return ContainerDecoder(SCHEMA, lambda datum, position: self._decode_datum(self._checked(datum, position),
+                                                                                  position))
 
     def _checked(self, datum: dict, position: Position) -> dict:
         try:

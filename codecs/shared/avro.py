@@ -52,9 +52,16 @@ def check_ints(schema: Any, datum: Any) -> Any:
 _CANONICAL: dict[int, tuple[Any, str]] = {}
 
 
-def canonical_form(schema: Any) -> str:
-    """The Parsing Canonical Form of a schema (Avro spec): two schemas with the same form read the same bytes
-    into the same datum, whatever their doc strings, aliases or attribute order."""
+def same_layout(writer_schema: Any, schema: Any) -> bool:
+    """Whether ``writer_schema`` lays out its bytes exactly as ``schema`` does: the same Parsing Canonical Form
+    (Avro spec: names, types, field order; not docs, aliases, defaults or logical types). Bytes of one are then
+    read with the other as if written with it; logical types aside, which is why a reader of such bytes uses
+    ``schema`` itself, not the writer's."""
+    return fastavro.schema.to_parsing_canonical_form(writer_schema) == _canonical_form(schema)
+
+
+def _canonical_form(schema: Any) -> str:
+    """The canonical form of one of the codecs' own (module-level, long-lived) schemas, worked out once."""
     hit = _CANONICAL.get(id(schema))
     if hit is None or hit[0] is not schema:
         hit = _CANONICAL[id(schema)] = (schema, fastavro.schema.to_parsing_canonical_form(schema))

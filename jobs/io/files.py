@@ -249,7 +249,10 @@ def read_avro(path: str, codec: "Codec | None" = None) -> Iterator[dict[str, lis
             blocks = fastavro.block_reader(fh)
             schema = fastavro.parse_schema(blocks.writer_schema)
             decoder = codec.container_decoder(blocks.writer_schema) if codec is not None else None
-            named = NAMED_TYPES if decoder is not None else {}  # unions as the codecs read them
+            if decoder is not None:  # read as the codec reads these bytes: its own schema, unions named
+                schema, named = decoder.schema, NAMED_TYPES
+            else:
+                named = {}
             for block in blocks:
                 data = block.bytes_.getvalue()
                 buf = io.BytesIO(data)
@@ -259,7 +262,7 @@ def read_avro(path: str, codec: "Codec | None" = None) -> Iterator[dict[str, lis
                     n += 1
                     out.add(path, -1, n, data[start:buf.tell()])
                     if decoder is not None:
-                        out.cols.setdefault("datum", []).append((decoder, datum))
+                        out.cols.setdefault("datum", []).append((decoder.decode, datum))
                     if out.full():
                         yield out.take()
         except Exception as exc:  # noqa: BLE001 - a corrupt container (header, block, sync marker)

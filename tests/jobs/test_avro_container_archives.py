@@ -118,3 +118,32 @@ def _bytes_of(schema, datum) -> bytes:
     buf = io.BytesIO()
     fastavro.schemaless_writer(buf, schema, datum)
     return buf.getvalue()
+
+
+def test_a_writer_schema_with_logical_types_is_read_as_the_codec_reads_its_bytes(tmp_path):
+    """The canonical form ignores logical types: a producer that annotates ``sourceTimestamp`` as
+    ``timestamp-millis`` writes the same bytes, which the codec must read as its own schema does (a long), not as
+    the datetime fastavro would make of the annotation."""
+    import copy
+
+    from cdc_codecs.dts.dts_avro import _PLAIN
+
+    annotated = copy.deepcopy(_PLAIN)
+    for f in annotated["fields"]:
+        if f["name"] == "sourceTimestamp":
+            f["type"] = {"type": "long", "logicalType": "timestamp-millis"}
+    datums = _datums("dts-avro", RECORD15)
+    path = tmp_path / "a.avro"
+    with open(path, "wb") as fh:  # the same bytes: write the plain datums, then swap in the annotated header
+        fastavro.writer(fh, fastavro.parse_schema(annotated), [
+            dict(_writable(d), sourceTimestamp=_as_datetime(d["sourceTimestamp"])) for d in datums], codec="null")
+    assert get_codec("dts-avro").container_decoder(fastavro.reader(open(path, "rb")).writer_schema) is not None
+    fused = _in_one_step("dts-avro", path)
+    assert fused == _by_bytes("dts-avro", path)
+    assert all(r["dl_reason"] is None for r in fused)
+
+
+def _as_datetime(millis: int):
+    from datetime import datetime, timedelta, timezone
+
+    return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=millis)
