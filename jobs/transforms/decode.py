@@ -70,8 +70,8 @@ def decode_rows(fmt: str, cols: dict, n: int) -> list[dict]:
 
 def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) -> None:
     values = cols["value"]
-    # Avro container records the reader already decoded: (decoder, datum) per row (``Codec.container_decoder``);
-    # their ``value`` bytes are written only when a dead letter needs them (``cdc_jobs.io.files``).
+    # Avro container records the reader already read: (decode, datum) per row (``Codec.container_decoder``);
+    # their ``value`` is still the record's archived bytes, which a dead letter keeps (``cdc_jobs.io.files``).
     datums = cols.get("datum") or (None,) * n
     for i in range(n):
         pos = _position(cols, i)
