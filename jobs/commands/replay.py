@@ -21,7 +21,7 @@ from cdc_jobs.transforms.dead_letters import (NONE, OPTION, TOP, DeadLetterBudge
                                               parse_budget, summary_lines, table_counts)
 from cdc_jobs.transforms.decode import assemble
 from cdc_jobs.transforms.encode import dead_letters as encode_dead_letters
-from cdc_jobs.transforms.encode import encode, file_lines
+from cdc_jobs.transforms.encode import encode, file_lines, task_count
 from cdc_jobs.transforms.encode import messages as encoded_messages
 from cdc_jobs.errors import UsageError
 from cdc_jobs.schemas import DEAD_LETTER_COLUMNS, ENCODED_DEAD_LETTER_COLUMNS, EVENT_FIELDS, MARKER_KINDS
@@ -148,7 +148,9 @@ def run(args: argparse.Namespace) -> int:
             if target is not None:
                 # One pass: the events are encoded from the same decoded frame (persisted above), not read back.
                 carried = [op.value for op in Op if target.capabilities.carries(op)]
-                partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
+                to_encode = sum(n for ops in [*summary["events"].values(), summary["control"]]
+                                for op, n in ops.items() if op in carried)
+                partitions = task_count(to_encode, int(spark.conf.get("spark.sql.shuffle.partitions")))
                 encoded = encode(kept.where(F.col("op").isin(carried)), target.name, partitions).persist(CACHE)
                 file_lines(encoded).write.text(str(stage / "encoded"))
                 _name_encoded_files(stage / "encoded", target.capabilities.binary)

@@ -34,7 +34,7 @@ from cdc_codecs.records import events_from_batch, to_record
 from cdc_jobs.schemas import ENCODED_SPARK
 from cdc_jobs.transforms.gc_pause import paused_gc
 
-__all__ = ["ENCODED_ARROW", "ENCODED_SPARK", "encode", "encode_batches", "encode_events"]
+__all__ = ["ENCODED_ARROW", "ENCODED_SPARK", "encode", "encode_batches", "encode_events", "task_count"]
 
 
 def _source_headers(e: Event) -> list[dict]:
@@ -126,6 +126,18 @@ def encode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.R
         with paused_gc():
             encoded = pa.RecordBatch.from_pylist(encode_events(fmt, pending), schema=ENCODED_ARROW)
         yield encoded
+
+
+# About how many events one encode task takes. A task's sort spills to disk, but what it hands to Python, gets
+# back and caches is per task: with a fixed 8 tasks, 4M events (500k a task) ran the default 1 GiB heap out of
+# memory, while 100k a task re-encoded the same 4M in bounded memory (bench/RESULTS.md).
+EVENTS_PER_TASK = 100_000
+
+
+def task_count(events: int, minimum: int) -> int:
+    """Encode tasks for ``events`` events: ``minimum`` (the configured shuffle partitions) or more, so that no
+    task gets much more than ``EVENTS_PER_TASK``. A "table" order scope still gives each table one task."""
+    return max(minimum, -(-events // EVENTS_PER_TASK))
 
 
 def routing_key() -> SparkColumn:

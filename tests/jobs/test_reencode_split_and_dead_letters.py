@@ -80,6 +80,44 @@ def test_per_key_target_splits_a_table_over_tasks_and_keeps_each_keys_order(tmp_
     assert get_codec("oms-default").capabilities.order_scope == "key"
     assert cli.main(["replay", "--source", str(archive), "--format", "canal-json", "--to-format", "oms-default",
                      "--out", str(out)]) == 0
+    per_table_files = _each_keys_messages_in_order(out)
+    assert max(len(v) for v in per_table_files.values()) > 1, "a table was encoded by one task only"
+
+
+def test_a_large_replay_re_encodes_over_more_tasks_with_the_same_messages(tmp_path, monkeypatch):
+    """The encode's task count grows with the events (``encode.task_count``), so no task holds too many of a
+    large replay's; here a tiny per-task limit stands in for a large archive: the same messages come out, and
+    each key's still in one file and in order."""
+    from cdc_jobs.transforms import encode
+
+    w = simulate(random.randrange(1 << 30), "2024-01-01", rows=30, changes=300)
+    archive = tmp_path / "archive" / "part-00000.jsonl"
+    write_archive(w.snapshot + w.changes, "canal-json", archive)
+
+    def replay(out: Path) -> list[bytes]:
+        assert cli.main(["replay", "--source", str(archive), "--format", "canal-json", "--to-format",
+                         "oms-default", "--out", str(out)]) == 0
+        return [line for f in sorted((out / "encoded").glob("part-*")) for line in f.read_bytes().splitlines()]
+
+    default = replay(tmp_path / "default")
+    monkeypatch.setattr(encode, "EVENTS_PER_TASK", 10)
+    many = replay(tmp_path / "many")
+    assert len(list((tmp_path / "many" / "encoded").glob("part-*"))) > \
+        len(list((tmp_path / "default" / "encoded").glob("part-*")))
+    assert sorted(many) == sorted(default)
+    _each_keys_messages_in_order(tmp_path / "many")
+
+
+def test_task_count_grows_with_the_events_and_never_below_the_configured_partitions():
+    from cdc_jobs.transforms.encode import EVENTS_PER_TASK, task_count
+
+    assert task_count(0, 8) == task_count(10, 8) == task_count(8 * EVENTS_PER_TASK, 8) == 8
+    assert task_count(8 * EVENTS_PER_TASK + 1, 8) == 9
+    assert task_count(40 * EVENTS_PER_TASK, 8) == 40
+
+
+def _each_keys_messages_in_order(out: Path) -> dict[str, set]:
+    """Within one key, messages come out in time order and all in one file; returns each table's files."""
     files = sorted((out / "encoded").glob("part-*"))
     assert [f.name for f in files] == [f"part-{n:05d}.jsonl" for n in range(len(files))]
     per_table_files: dict[str, set] = {}
@@ -92,8 +130,7 @@ def test_per_key_target_splits_a_table_over_tasks_and_keeps_each_keys_order(tmp_
                 image = e.after if e.after is not None else e.before
                 key = (e.qualified_table, tuple(image[k] for k in e.primary_key))
                 order = (e.event_time_ms // 1000,)
-                # within one key, messages come out in time order and all in one file
                 prev = last_seen.get(key)
                 assert prev is None or (prev[0] == f.name and prev[1] <= order), (key, prev, f.name, order)
                 last_seen[key] = (f.name, order)
-    assert max(len(v) for v in per_table_files.values()) > 1, "a table was encoded by one task only"
+    return per_table_files
