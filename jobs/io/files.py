@@ -282,7 +282,8 @@ def _as_arrow(columns: Iterator[dict[str, list]]) -> Iterator[pa.RecordBatch]:
         yield pa.RecordBatch.from_pydict(cols, schema=RAW_ARROW)
 
 
-READERS = {"lines": read_lines, "dump": read_dump, "avro": read_avro}
+# Line layouts, read whole or by span; Avro containers are read whole by ``read_avro``, which also takes the codec.
+READERS = {"lines": read_lines, "dump": read_dump}
 
 
 class _FilePartition(InputPartition):
