@@ -316,7 +316,9 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
     ddls = collect_ddls(events, known_ddl)
     lists = collect_column_lists(events)
 
-    work = mt.prepare_events(events.filter(F.col("op").isin(*mt.DATA_OPS) & F.col("table_name").isNotNull()))
+    declared_keys = [pk for table_lists in lists.values() for _, _, _, pk, _ in table_lists]
+    work = mt.prepare_events(events.filter(F.col("op").isin(*mt.DATA_OPS) & F.col("table_name").isNotNull()),
+                             declared_keys)
     if base_canonical is not None:
         work = work.unionByName(mt.prepare_base(base_canonical.filter(F.col("kind") == "state")))
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))

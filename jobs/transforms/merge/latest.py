@@ -33,7 +33,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql.window import Window
 
-from .keys import IMAGE_TYPE, ROW_HASH, SORT_COLUMNS, WORK_COLUMNS
+from .keys import IMAGE_TYPE, ROW_HASH, SORT_COLUMNS, WORK_COLUMNS, content, identity
 from .order import OrderKey
 
 DECIDED = "_decided"  # this row is the whole state of its key (the ordered apply passes it through)
@@ -71,8 +71,8 @@ def decide(work: DataFrame, partitions: int, ddl_orders: dict[str, OrderKey], hi
     ``SORT_COLUMNS`` order within each partition."""
     rows = work.select(*WORK_COLUMNS).repartition(partitions, "table_name", "_key")
     if history:  # every version of every key is asked for: nothing to decide set-wise
-        return (rows.withColumn(DECIDED, F.lit(False)).withColumn(DECIDED_IMAGE, F.lit(None).cast(IMAGE_TYPE))
-                .sortWithinPartitions(*SORT_COLUMNS))
+        return (rows.withColumn("hash", identity()).withColumn(DECIDED, F.lit(False))
+                .withColumn(DECIDED_IMAGE, F.lit(None).cast(IMAGE_TYPE)).sortWithinPartitions(*SORT_COLUMNS))
 
     in_order = SORT_COLUMNS[2:]
     by_key = Window.partitionBy("table_name", "_key").orderBy(*in_order)
@@ -80,33 +80,38 @@ def decide(work: DataFrame, partitions: int, ddl_orders: dict[str, OrderKey], hi
     # Every window uses this one spec, so one sort serves them all (a window partitioned by run would sort
     # again). A *run* = the consecutive rows of one (base, rank, sequence): copies of an event share it.
     is_base = F.col("_base") == 0
-    identity = F.struct("hash", "role")
     run = F.struct("_base", "rank", "sequence")
     empty = F.create_map().cast(IMAGE_TYPE)
     step1 = rows.select(
         "*",
         order_struct().alias("_order"),
         F.coalesce(F.lag(run).over(by_key) != run, F.lit(True)).alias("_run_first"),
-        F.lag(identity).over(by_key).alias("_prev_identity"),
-        F.max(run).over(whole_key).alias("_last_run"),
+        # The previous row's content, to tell copies of one event apart from different events of one sequence
+        # without hashing every row (``keys.content``).
+        F.lag(content()).over(by_key).alias("_prev_content"),
+        # Rows are in run order: the last row's run is the key's greatest.
+        F.last(run).over(whole_key).alias("_last_run"),
         F.last("after").over(whole_key).alias("_last_after"),
+        F.last("role").over(whole_key).alias("_last_role"),
+        F.last("replaces_row").over(whole_key).alias("_last_replaces"),
+        F.max(F.when(is_base, F.col("hash"))).over(whole_key).alias("_base_hash"),
     )
     in_last_run = run == F.col("_last_run")
     # A row of a run that is not the event its predecessor is: the run holds different events.
-    differs = ~F.col("_run_first") & (F.col("_prev_identity") != identity)
+    differs = ~F.col("_run_first") & (F.col("_prev_content") != content())
     columns_seen = F.concat(F.map_keys(F.coalesce("after", empty)), F.map_keys(F.coalesce("before", empty)))
     step2 = step1.select(
         "*",
-        F.max(F.size(F.array_except(columns_seen, F.map_keys(F.coalesce("_last_after", empty))))
+        # Asked only when the last event is a partial update (the one case it decides).
+        F.max(F.when((F.col("_last_role") == "upd") & ~F.coalesce("_last_replaces", F.lit(False)),
+                     F.size(F.array_except(columns_seen, F.map_keys(F.coalesce("_last_after", empty)))))
               ).over(whole_key).alias("_uncovered"),
         F.max(F.when(is_base, F.col("_order"))).over(whole_key).alias("_base_order"),
-        F.max(F.when(is_base, F.col("hash"))).over(whole_key).alias("_base_hash"),
         F.max(F.coalesce(F.size("removed_columns") > 0, F.lit(False))).over(whole_key).alias("_removes"),
         F.first("_order").over(whole_key).alias("_first_order"),
         (~F.max(in_last_run & differs).over(whole_key)).alias("_last_uniform"),
-        F.last("role").over(whole_key).alias("_last_role"),
-        F.last("hash").over(whole_key).alias("_last_hash"),
-        F.last("replaces_row").over(whole_key).alias("_last_replaces"),
+        # Only a key with a base row needs its last event's identity here (is it a late copy of the base's?).
+        F.last(F.when(F.col("_base_hash").isNotNull(), identity())).over(whole_key).alias("_last_hash"),
         F.last("_order").over(whole_key).alias("_last_order"),
     )
     last_ddl = _last_ddl(ddl_orders)
@@ -128,7 +133,8 @@ def decide(work: DataFrame, partitions: int, ddl_orders: dict[str, OrderKey], hi
     decided = step2.select("*", decided_key.alias("_decided_key"), state_row.alias("_state_row"))
     return (decided.filter(~F.col("_decided_key") | F.col("_state_row"))
             .select(*[F.when(F.col("_decided_key"), F.lit(None)).otherwise(F.col(c)).alias(c)
-                      if c in ("before", "after") else F.col(c) for c in WORK_COLUMNS],
+                      if c in ("before", "after") else identity().alias(c) if c == "hash" else F.col(c)
+                      for c in WORK_COLUMNS],
                     F.col("_decided_key").alias(DECIDED),
                     F.when(F.col("_decided_key"), image).alias(DECIDED_IMAGE)))
     # No sortWithinPartitions here: the windows' one sort (by table, key, then SORT_COLUMNS' order) is the
