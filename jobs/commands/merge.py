@@ -32,7 +32,7 @@ import math
 import os
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Optional, Sequence
+from typing import Any, Callable, Optional, Sequence
 
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -125,12 +125,27 @@ def collect_ddls(events: DataFrame, known: set[str]) -> dict[str, list[mt.DdlEve
     return out
 
 
-def collect_column_lists(events: DataFrame) -> dict[str, list[tuple]]:
+def collect_column_lists(events: DataFrame, need_order: Callable[[str], bool]) -> dict[str, list[tuple]]:
+    """Per table, its declared column lists as (first order, last order, columns, primary key, row-id column).
+    The order keys place declarations against each other, against the run's DDL and against a ``--base``
+    watermark: a table with one declaration and none of those (``need_order`` false) gets None for both, which
+    spares the sort-based aggregate over all of its events."""
+    declared: dict[str, list[Any]] = {}
+    for r in mt.declarations(events).collect():
+        declared.setdefault(r["table_name"], []).append(r)
+    ordered = sorted(t for t, rows in declared.items() if len(rows) > 1 or need_order(t))
     out: dict[str, list[tuple]] = {}
-    for r in mt.column_lists(events).collect():
+
+    def entry(r: Any, first: Optional[mt.OrderKey], last: Optional[mt.OrderKey]) -> tuple:
         decl = [mt.ColumnDecl(n, t, j) for n, t, j in zip(r["names"], r["types"], r["jdbc"])]
-        out.setdefault(r["table_name"], []).append((_order(r["first"]), _order(r["last"]), decl, list(r["pk"]),
-                                                    r["row_id"]))
+        return first, last, decl, list(r["pk"]), r["row_id"]
+
+    if ordered:
+        for r in mt.column_lists(events, ordered).collect():
+            out.setdefault(r["table_name"], []).append(entry(r, _order(r["first"]), _order(r["last"])))
+    for table, rows in declared.items():
+        if table not in ordered:
+            out[table] = [entry(rows[0], None, None)]
     return out
 
 
@@ -314,7 +329,7 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
 
     known_ddl = {d["hash"] for t in base_tables.values() for d in t.get("ddl_history", [])}
     ddls = collect_ddls(events, known_ddl)
-    lists = collect_column_lists(events)
+    lists = collect_column_lists(events, lambda table: table in ddls or table in base_tables)
 
     declared_keys = [pk for table_lists in lists.values() for _, _, _, pk, _ in table_lists]
     work = mt.prepare_events(events.filter(F.col("op").isin(*mt.DATA_OPS) & F.col("table_name").isNotNull()),

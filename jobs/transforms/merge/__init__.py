@@ -68,9 +68,10 @@ from .ddl_parse import DdlAction, parse_ddl
 from .history import history_versions
 from .keys import DATA_OPS, IMAGE_TYPE, ROW_HASH, SORT_COLUMNS, WORK_COLUMNS, event_hash, prepare_base, prepare_events
 from .order import ORDER_FIELDS, OrderKey, order_key, rank_column
-from .schema_evolution import SCHEMA_OPS, ColumnDecl, DdlEvent, column_lists, evolve_columns, schema_events
+from .schema_evolution import (SCHEMA_OPS, ColumnDecl, DdlEvent, column_lists, declarations, evolve_columns,
+                               schema_events)
 
 __all__ = ["apply_events", "make_applier", "CANONICAL_ARROW", "CANONICAL_SPARK", "DdlAction", "parse_ddl",
            "history_versions", "DATA_OPS", "IMAGE_TYPE", "ROW_HASH", "SORT_COLUMNS", "WORK_COLUMNS", "event_hash",
            "prepare_base", "prepare_events", "ORDER_FIELDS", "OrderKey", "order_key", "rank_column", "SCHEMA_OPS",
-           "ColumnDecl", "DdlEvent", "column_lists", "evolve_columns", "schema_events"]
+           "ColumnDecl", "DdlEvent", "column_lists", "declarations", "evolve_columns", "schema_events"]
