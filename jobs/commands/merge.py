@@ -125,27 +125,44 @@ def collect_ddls(events: DataFrame, known: set[str]) -> dict[str, list[mt.DdlEve
     return out
 
 
+def _one_declaration(rows: Sequence[Any]) -> Optional[list[tuple]]:
+    """The declarations of a table as one, when their order cannot matter: the same column names in the same
+    order, key and row-id column, and no column declared with two different types. Formats that declare a type
+    only where the event has a value (DTS Avro's per-field unions) send many such lists of one table. None when
+    they differ."""
+    first = rows[0]
+    if any(list(r["names"]) != list(first["names"]) or list(r["pk"]) != list(first["pk"])
+           or r["row_id"] != first["row_id"] for r in rows):
+        return None
+    columns = []
+    for i, name in enumerate(first["names"]):
+        declared = {(r["types"][i], r["jdbc"][i]) for r in rows if r["types"][i] or r["jdbc"][i] is not None}
+        if len(declared) > 1:
+            return None
+        columns.append((name, *(declared.pop() if declared else (None, None))))
+    return columns
+
+
 def collect_column_lists(events: DataFrame, need_order: Callable[[str], bool]) -> dict[str, list[tuple]]:
     """Per table, its declared column lists as (first order, last order, columns, primary key, row-id column).
     The order keys place declarations against each other, against the run's DDL and against a ``--base``
-    watermark: a table with one declaration and none of those (``need_order`` false) gets None for both, which
-    spares the sort-based aggregate over all of its events."""
+    watermark: a table whose declarations are one (``_one_declaration``) and that has none of the others
+    (``need_order`` false) gets None for both, which spares the sort-based aggregate over all of its events."""
     declared: dict[str, list[Any]] = {}
     for r in mt.declarations(events).collect():
         declared.setdefault(r["table_name"], []).append(r)
-    ordered = sorted(t for t, rows in declared.items() if len(rows) > 1 or need_order(t))
+    single = {t: _one_declaration(rows) for t, rows in declared.items() if not need_order(t)}
+    ordered = sorted(t for t in declared if single.get(t) is None)
     out: dict[str, list[tuple]] = {}
-
-    def entry(r: Any, first: Optional[mt.OrderKey], last: Optional[mt.OrderKey]) -> tuple:
-        decl = [mt.ColumnDecl(n, t, j) for n, t, j in zip(r["names"], r["types"], r["jdbc"])]
-        return first, last, decl, list(r["pk"]), r["row_id"]
-
     if ordered:
         for r in mt.column_lists(events, ordered).collect():
-            out.setdefault(r["table_name"], []).append(entry(r, _order(r["first"]), _order(r["last"])))
+            decl = [mt.ColumnDecl(n, t, j) for n, t, j in zip(r["names"], r["types"], r["jdbc"])]
+            out.setdefault(r["table_name"], []).append((_order(r["first"]), _order(r["last"]), decl, list(r["pk"]),
+                                                        r["row_id"]))
     for table, rows in declared.items():
         if table not in ordered:
-            out[table] = [entry(rows[0], None, None)]
+            decl = [mt.ColumnDecl(n, t, j) for n, t, j in single[table]]
+            out[table] = [(None, None, decl, list(rows[0]["pk"]), rows[0]["row_id"])]
     return out
 
 

@@ -46,3 +46,23 @@ def test_schema_evolves_in_order_and_day_by_day_equals_all_at_once():
         (c.name, c.type_name) for c in cols]
     renamed = evolve_columns(cols, [], [_ddl(40, "ALTER TABLE t RENAME COLUMN a TO z")])
     assert [c.name for c in renamed] == ["id", "z", "c"]
+
+
+def test_declarations_that_differ_only_by_unknown_types_are_one():
+    """DTS Avro declares a column's type only where the event has a value: many lists of one table that differ
+    by missing types need no ordering (their merge is the same in any order); lists that disagree do."""
+    from cdc_jobs.commands.merge import _one_declaration
+
+    def decl(types, names=("id", "name", "balance"), pk=("id",)):
+        return {"names": list(names), "types": list(types), "jdbc": [None] * len(names), "pk": list(pk),
+                "row_id": None}
+
+    rows = [decl(["INTEGER", "CHARACTER", None]), decl(["INTEGER", None, "DECIMAL(12,2)"]), decl([None, None, None])]
+    assert _one_declaration(rows) == [("id", "INTEGER", None), ("name", "CHARACTER", None),
+                                      ("balance", "DECIMAL(12,2)", None)]
+    assert _one_declaration([decl([None, None, None])]) == [("id", None, None), ("name", None, None),
+                                                            ("balance", None, None)]
+    # A column retyped, a column added, another key: the order of the lists decides, so no shortcut.
+    assert _one_declaration(rows + [decl(["BIGINT", None, None])]) is None
+    assert _one_declaration(rows + [decl([None] * 4, names=("id", "name", "balance", "email"))]) is None
+    assert _one_declaration(rows + [decl([None] * 3, pk=("name",))]) is None

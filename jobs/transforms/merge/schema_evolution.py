@@ -60,7 +60,8 @@ def evolve_columns(base: Sequence[ColumnDecl], lists: Iterable[tuple[OrderKey, O
     """The table's columns after the run. ``lists`` are the distinct column lists the events declared, with the
     first and last order key each was seen at: a column appears (in list order) at the first sighting, takes
     the type of the latest declaration, and DDL adds/drops/renames/retypes at its own position. Ordering columns
-    by first sighting makes ``--base`` + today give the same column order as merging everything at once."""
+    by first sighting makes ``--base`` + today give the same column order as merging everything at once. A table's
+    only list, with no DDL, may come without order keys (None): nothing is placed against it."""
     cols = [ColumnDecl(c.name, c.type_name, c.jdbc_type) for c in base]
     steps: list[tuple[OrderKey, int, Any]] = []
     # At one order key the DDL goes first: a DDL event's own column list (Canal mysqlType, CloudCanal
