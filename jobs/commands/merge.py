@@ -48,6 +48,9 @@ CANONICAL = "_canonical"
 HISTORY = "_history"
 FORMAT_VERSION = 1
 ROWS_PER_FILE = 1_000_000
+# Share of copies above which a merge drops later copies of events before the shuffle (``many_copies``): the
+# aggregate and its exchange cost about as much as the shuffle, sort and windows of the rows they save.
+COPY_SHARE_WORTH_DROPPING = 0.25
 META_COLUMNS = [("op", "_cdc_op"), ("sequence", "_cdc_sequence"), ("event_time_ms", "_cdc_event_time_ms"),
                 ("pos_source", "_cdc_source"), ("pos_partition", "_cdc_partition"), ("pos_offset", "_cdc_offset"),
                 ("pos_index", "_cdc_index"), ("format", "_cdc_format")]
@@ -337,6 +340,13 @@ def _table_plan(previous: dict, lists: list[tuple], ddls: list[mt.DdlEvent]) -> 
     }
 
 
+def many_copies(data: DataFrame) -> bool:
+    """Whether the data events repeat enough (re-sent messages, overlapping replays) that dropping later copies
+    before the shuffle (``copies.first_copies``) pays for its aggregate; estimated in one narrow pass."""
+    share = mt.copy_share(data).first()
+    return bool(share["events"]) and share["distinct"] <= share["events"] * (1 - COPY_SHARE_WORTH_DROPPING)
+
+
 def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional[str] = None,
           tables: Sequence[str] = (), history: bool = False) -> dict:
     """Write the merged state into ``out`` (a staging directory); returns the ``_state.json`` content."""
@@ -349,12 +359,12 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
     lists = collect_column_lists(events, lambda table: table in ddls or table in base_tables)
 
     declared_keys = [pk for table_lists in lists.values() for _, _, _, pk, _ in table_lists]
-    work = mt.prepare_events(events.filter(F.col("op").isin(*mt.DATA_OPS) & F.col("table_name").isNotNull()),
-                             declared_keys)
+    data = events.filter(F.col("op").isin(*mt.DATA_OPS) & F.col("table_name").isNotNull())
+    work = mt.prepare_events(data, declared_keys)
     if base_canonical is not None:
         work = work.unionByName(mt.prepare_base(base_canonical.filter(F.col("kind") == "state")))
     partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    canonical = mt.apply_events(work, partitions, ddls, history)
+    canonical = mt.apply_events(work, partitions, ddls, history, drop_copies=many_copies(data))
     if history and base_canonical is not None:
         canonical = canonical.unionByName(base_canonical.filter(F.col("kind") == "version")
                                           .select(*mt.CANONICAL_ARROW.names))

@@ -227,6 +227,42 @@ def test_declared_keys_only_speed_up_keying(spark, workload):
     assert len({json.loads(r)["role"] for r in generic}) >= 3
 
 
+def test_dropping_later_copies_first_changes_nothing(spark, tmp_path, monkeypatch):
+    """An archive that repeats events (re-sent in the same partition, a day replayed twice) is merged with the
+    later copies dropped before the shuffle (``transforms.merge.copies``). The result must be what the ordered
+    apply gives with every copy present: the same tables and history byte for byte, the same canonical rows
+    (identities and the positions of the copies applied), and the source's state."""
+    from pyspark.sql import functions as F
+    from cdc_jobs.transforms import merge as mt
+
+    w = generate(SEED, n_changes=300, n_days=2, dup_rate=0.5)
+    days = []
+    for i, events in enumerate(w.days):
+        resent = [e.with_(position=Position(e.position.source, e.position.partition, e.position.offset + 10_000))
+                  for e in events if e.sequence]
+        days.append(write_replay(events + resent, tmp_path / f"day{i}"))
+    replays = [days[0], *days]  # the first day replayed twice: copies at the very same positions
+
+    def data(paths):
+        return merge_job.read_events(spark, [str(p) for p in paths], []).filter(F.col("op").isin(*mt.DATA_OPS))
+
+    assert merge_job.many_copies(data(replays))
+    assert not merge_job.many_copies(data([write_replay(w.days[0], tmp_path / "plain")]))  # 10% copies: not worth it
+    for drop in (True, False):
+        monkeypatch.setattr(merge_job, "many_copies", lambda _data, drop=drop: drop)
+        run_merge(replays, tmp_path / f"state-{drop}", history=True)
+    dropped, kept = tmp_path / "state-True", tmp_path / "state-False"
+    assert data_files(dropped) == data_files(kept), f"seed {SEED}"
+    canonical = lambda d: sorted(  # noqa: E731
+        json.dumps(r.asDict(recursive=True), sort_keys=True, default=str)
+        for r in merge_job.read_canonical(spark, d / "_canonical").collect())
+    assert canonical(dropped) == canonical(kept), f"seed {SEED}"
+    state = json.loads((dropped / "_state.json").read_text())
+    for table, rows in w.expected.items():
+        assert table_rows(spark, dropped, table, w.columns[table]) == expected_rows(state, table, rows), \
+            f"{table}: seed {SEED}"
+
+
 def test_run_failing_midway_leaves_previous_state_intact(spark, workload, one_go, monkeypatch):
     _, days, root = workload
     _, all_dir = one_go

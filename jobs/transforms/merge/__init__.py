@@ -56,6 +56,7 @@ a renamed column's older versions are read under the new name (``cdc_jobs.comman
 
 Modules: ``order`` (order key), ``ddl_parse`` (DDL text -> actions), ``schema_evolution`` (columns through the
 run), ``keys`` (events -> keyed work rows, identities), ``latest`` (the set-based latest image per key),
+``copies`` (later copies of an event dropped before the windows),
 ``apply`` (the per-key ordered apply for the keys that need it), ``canonical`` (the ``_canonical/`` row),
 ``history`` (SCD type 2).
 """
@@ -64,6 +65,7 @@ from __future__ import annotations
 
 from .apply import apply_events, make_applier
 from .canonical import CANONICAL_ARROW, CANONICAL_SPARK
+from .copies import copy_share, first_copies
 from .ddl_parse import DdlAction, parse_ddl
 from .history import history_versions
 from .keys import DATA_OPS, IMAGE_TYPE, ROW_HASH, SORT_COLUMNS, WORK_COLUMNS, event_hash, prepare_base, prepare_events
@@ -71,7 +73,8 @@ from .order import ORDER_FIELDS, OrderKey, order_key, rank_column
 from .schema_evolution import (SCHEMA_OPS, ColumnDecl, DdlEvent, column_lists, declarations, evolve_columns,
                                schema_events)
 
-__all__ = ["apply_events", "make_applier", "CANONICAL_ARROW", "CANONICAL_SPARK", "DdlAction", "parse_ddl",
+__all__ = ["apply_events", "copy_share", "first_copies", "make_applier", "CANONICAL_ARROW", "CANONICAL_SPARK",
+           "DdlAction", "parse_ddl",
            "history_versions", "DATA_OPS", "IMAGE_TYPE", "ROW_HASH", "SORT_COLUMNS", "WORK_COLUMNS", "event_hash",
            "prepare_base", "prepare_events", "ORDER_FIELDS", "OrderKey", "order_key", "rank_column", "SCHEMA_OPS",
            "ColumnDecl", "DdlEvent", "column_lists", "declarations", "evolve_columns", "schema_events"]

@@ -12,8 +12,9 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from .canonical import CANONICAL_ARROW, CANONICAL_SPARK
+from .copies import first_copies
 from .ddl_parse import DdlAction
-from .keys import ROW_HASH
+from .keys import ROW_HASH, WORK_COLUMNS
 from .latest import DECIDED, DECIDED_IMAGE, decide
 from .order import OrderKey, order_key
 from .schema_evolution import ColumnDecl, DdlEvent, find_column
@@ -244,12 +245,16 @@ def decided_state(rows: pa.RecordBatch) -> pa.RecordBatch:
 
 
 def apply_events(work: DataFrame, partitions: int, ddls_by_table: dict[str, list[DdlEvent]],
-                 history: bool) -> DataFrame:
-    """Shuffle by (table, key), sort each partition by key then order key once, decide what one event decides
-    with window functions (``latest``), and apply the remaining keys event by event: the canonical state (rows,
-    tombstones) and, with ``history``, row versions."""
+                 history: bool, drop_copies: bool = False) -> DataFrame:
+    """Shuffle by (table, key), drop later copies of events (``copies``, when ``drop_copies``: the archive
+    repeats many), sort each partition by key then order key once, decide what one event decides with window
+    functions (``latest``), and apply the remaining keys event by event: the canonical state (rows, tombstones)
+    and, with ``history``, row versions."""
     ddl_orders = {table: max(d.order for d in ds if d.actions)
                   for table, ds in ddls_by_table.items() if any(d.actions for d in ds)}
-    return (decide(work, partitions, ddl_orders, history)
+    rows = work.select(*WORK_COLUMNS)
+    if drop_copies:  # before the shuffle: Spark aggregates each input task's copies before they are shuffled
+        rows = first_copies(rows)
+    return (decide(rows.repartition(partitions, "table_name", "_key"), ddl_orders, history)
             .mapInArrow(make_applier(ddls_by_table, history), CANONICAL_SPARK))
 

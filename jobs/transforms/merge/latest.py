@@ -66,10 +66,10 @@ def _last_ddl(ddl_orders: dict[str, OrderKey]) -> SparkColumn:
     return expr if expr is not None else F.lit(None)
 
 
-def decide(work: DataFrame, partitions: int, ddl_orders: dict[str, OrderKey], history: bool) -> DataFrame:
-    """Work rows -> rows for the ordered apply: one ``DECIDED`` row per decided key, all rows of the others, in
-    ``SORT_COLUMNS`` order within each partition."""
-    rows = work.select(*WORK_COLUMNS).repartition(partitions, "table_name", "_key")
+def decide(work: DataFrame, ddl_orders: dict[str, OrderKey], history: bool) -> DataFrame:
+    """Work rows, hash-partitioned by (table, key) -> rows for the ordered apply: one ``DECIDED`` row per decided
+    key, all rows of the others, in ``SORT_COLUMNS`` order within each partition."""
+    rows = work.select(*WORK_COLUMNS)
     if history:  # every version of every key is asked for: nothing to decide set-wise
         return (rows.withColumn("hash", identity()).withColumn(DECIDED, F.lit(False))
                 .withColumn(DECIDED_IMAGE, F.lit(None).cast(IMAGE_TYPE)).sortWithinPartitions(*SORT_COLUMNS))
