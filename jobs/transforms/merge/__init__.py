@@ -56,7 +56,7 @@ a renamed column's older versions are read under the new name (``cdc_jobs.comman
 
 Modules: ``order`` (order key), ``ddl_parse`` (DDL text -> actions), ``schema_evolution`` (columns through the
 run), ``keys`` (events -> keyed work rows, identities), ``latest`` (the set-based latest image per key),
-``copies`` (later copies of an event dropped before the windows),
+``copies`` (later copies of an event dropped before the shuffle),
 ``apply`` (the per-key ordered apply for the keys that need it), ``canonical`` (the ``_canonical/`` row),
 ``history`` (SCD type 2).
 """

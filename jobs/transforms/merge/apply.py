@@ -246,8 +246,8 @@ def decided_state(rows: pa.RecordBatch) -> pa.RecordBatch:
 
 def apply_events(work: DataFrame, partitions: int, ddls_by_table: dict[str, list[DdlEvent]],
                  history: bool, drop_copies: bool = False) -> DataFrame:
-    """Shuffle by (table, key), drop later copies of events (``copies``, when ``drop_copies``: the archive
-    repeats many), sort each partition by key then order key once, decide what one event decides with window
+    """Drop later copies of events (``copies``, when ``drop_copies``: the archive repeats many), shuffle by
+    (table, key), sort each partition by key then order key once, decide what one event decides with window
     functions (``latest``), and apply the remaining keys event by event: the canonical state (rows, tombstones)
     and, with ``history``, row versions."""
     ddl_orders = {table: max(d.order for d in ds if d.actions)
