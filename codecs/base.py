@@ -198,6 +198,14 @@ class Codec:
         gives for those bytes."""
         return None
 
+    def plain_rows(self, raw: bytes, at: tuple) -> Optional[list[tuple]]:
+        """An optional fast path of the decode step for the shape most of a format's messages have: the DECODED
+        rows (``records.data_row``) of the message ``raw`` found at ``at`` (``records.RecordAt``), built without
+        an ``Event`` per row and already checked against the event record (``contract``); or ``None`` when the
+        message is not in that shape, and the decode step runs ``decode`` (which names any error). It must give
+        exactly the rows ``decode`` gives; a format's fast-path test compares them. Default: no fast path."""
+        return None
+
     def assemble(self, fragments: Sequence[Event]) -> Event:
         """Join the fragments of one multi-message event (all share ``fragment_key``), in any order."""
         raise DecodeError(self.name, "fragment_key", fragments[0].position if fragments else None,

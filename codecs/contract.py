@@ -81,6 +81,11 @@ def _name_ok(n: object) -> bool:
     return n is None or (type(n) is str and len(n) <= MAX_NAME and n.isprintable())
 
 
+def name_fits(name: object) -> bool:
+    """A database/schema/table name the event record takes (``check_event`` names the problem otherwise)."""
+    return _name_ok(name)
+
+
 # Codecs share one columns tuple between the events of a table: check each distinct tuple once.
 _COLUMNS_OK: dict[int, tuple] = {}
 
@@ -97,6 +102,11 @@ def _columns_ok(columns: tuple) -> bool:
         _COLUMNS_OK.clear()
     _COLUMNS_OK[id(columns)] = columns  # holds the tuple, so its id stays unique while cached
     return True
+
+
+def columns_fit(columns: tuple) -> bool:
+    """Declared columns the event record takes (JDBC type codes in int32), checked once per distinct tuple."""
+    return _columns_ok(columns)
 
 
 def _fits(event: Event) -> bool:

@@ -23,9 +23,13 @@ from datetime import datetime, timedelta
 from decimal import Decimal
 from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
+import orjson
+
 from ..base import Capabilities, Codec
-from ..event import Column, EncodeError, Event, Image, Op, Position
-from ..jsontext import JsonNumber
+from ..contract import INT64, columns_fit, name_fits
+from ..event import Column, DecodeError, EncodeError, Event, Image, Op, Position
+from ..jsontext import MAX_DEPTH, JsonNumber
+from ..records import column_dicts, data_row
 from ..shared.json_fix import fix_paths, literal
 from ..shared.value_text import int_field, is_text, render, scalar_text
 from ..types import FAMILY_JDBC, JDBC, family, jdbc_type_name
@@ -88,6 +92,67 @@ def _data_fixes(msg: dict, event_ms: Optional[int], declared: "_Declared") -> li
         else:
             same = False  # a key the encoder does not write
         if not same:
+            fixes.append([[key], literal(value)])
+    if len(msg) < len(_DERIVED_KEYS) or not _DERIVED_SET.issubset(msg):
+        fixes.extend([[key], None] for key in _DERIVED_KEYS if key not in msg and key not in ("data", "old"))
+    return fixes
+
+
+_PLAIN_OPS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE}
+_I64_LO, _I64_HI = INT64
+# A bare ``-0`` (orjson reads it as 0, whose spelling differs); also found inside strings, which only sends the
+# message to the exact path.
+_MINUS_ZERO = re.compile(rb"-0[^.0-9eE]")
+_PLAIN_CACHE: dict[tuple, tuple] = {}
+
+
+def _plain(row: dict) -> bool:
+    """Every cell a JSON string or null (orjson gives exactly ``str``; a number would be int or float)."""
+    for v in row.values():
+        if v is not None and type(v) is not str:
+            return False
+    return True
+
+
+def _no_float(value: Any) -> bool:
+    """No float anywhere in an orjson value (its literal is lost; ints and the rest keep their JSON text)."""
+    if type(value) is float:
+        return False
+    if type(value) is dict:
+        return all(_no_float(v) for v in value.values())
+    if type(value) is list:
+        return all(_no_float(v) for v in value)
+    return True
+
+
+def _plain_fixes(msg: dict, es: int, declared: "_Declared") -> Optional[list[list[Any]]]:
+    """``_data_fixes`` of a message as orjson read it: an integer stands for the ``JsonNumber`` of its (canonical)
+    literal; None when a value that must be kept holds a float (``decode`` keeps its literal)."""
+    fixes: list[list[Any]] = []
+    for key, value in msg.items():
+        if key == "type" or key == "data" or key == "old":
+            continue
+        if key == "database" or key == "table":
+            same = value is not None
+        elif key == "es" or key == "ts":
+            same = type(value) is int and value == es
+        elif key == "id":
+            same = type(value) is int and value == 0
+        elif key == "pkNames":
+            same = value is None or (type(value) is list and len(value) > 0)
+        elif key == "mysqlType":
+            same = type(value) is dict and declared.mysql_named
+        elif key == "sqlType":
+            same = type(value) is dict and declared.sql_canonical
+        elif key == "isDdl":
+            same = value is False
+        elif key == "sql":
+            same = type(value) is str and value == ""
+        else:
+            same = False
+        if not same:
+            if not _no_float(value):
+                return None
             fixes.append([[key], literal(value)])
     if len(msg) < len(_DERIVED_KEYS) or not _DERIVED_SET.issubset(msg):
         fixes.extend([[key], None] for key in _DERIVED_KEYS if key not in msg and key not in ("data", "old"))
@@ -317,6 +382,122 @@ class CanalJsonCodec(Codec):
                 if type(value) is str and flags.get(col):  # JsonNumber is a str subclass
                     out.append([part, col])
         return out
+
+    # ------------------------------------------------------------------------------------- decode, fast path
+
+    def plain_rows(self, raw: bytes, at: tuple) -> Optional[list[tuple]]:
+        """The rows of a plain row message (``Codec.plain_rows``): INSERT/UPDATE/DELETE whose cells are all JSON
+        strings or null (Alibaba Canal's dialect), numbers only as integers in es/ts/id/sqlType. Parsed by orjson,
+        which reads an integer literal exactly but a decimal point or exponent as a float and ``-0`` as ``0``:
+        a message with any of those, or with any other shape, takes ``decode`` (``jsontext``, every literal kept).
+        Each test mirrors ``events``/``_row_events``/``_data_fixes`` on the types orjson gives."""
+        try:
+            msg = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            return None  # trailing commas, NaN, lone surrogates, ...: decode repairs or names them
+        if type(msg) is not dict or _MINUS_ZERO.search(raw) or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
+            return None  # -0, or nesting jsontext refuses (orjson reads deeper than it writes)
+        kind = msg.get("type")
+        op = _PLAIN_OPS.get(kind) if type(kind) is str else None
+        is_ddl = msg.get("isDdl")
+        if op is None or (is_ddl is not False and is_ddl is not None):
+            return None
+        database, table, es, pk = msg.get("database"), msg.get("table"), msg.get("es"), msg.get("pkNames")
+        if not (name_fits(database) and name_fits(table) and type(es) is int and _I64_LO <= es <= _I64_HI):
+            return None
+        if pk is None:
+            pk = ()
+        elif type(pk) is list and all(type(k) is str for k in pk):
+            pk = tuple(pk)
+        else:
+            return None
+        data = msg.get("data")
+        if type(data) is not list or not data or not all(type(r) is dict and _plain(r) for r in data):
+            return None
+        olds = msg.get("old")
+        is_update = op is Op.UPDATE
+        if is_update and not (type(olds) is list and len(olds) == len(data)
+                              and all(type(r) is dict and _plain(r) for r in olds)):
+            return None
+        declared = self._plain_declared(msg, data)
+        if declared is None:
+            return None
+        declared, dicts, known = declared
+        alibaba = "id" in msg
+        latin = declared.byte_columns if alibaba else ()
+        stamps = declared.stamp_columns if alibaba else ()
+        srids: list[dict[str, int]] = []
+        if latin or stamps:
+            try:
+                for i, row in enumerate(data):
+                    srids.append(_bytes_in(row, latin, self, f"data[{i}]", None))
+                    _stamps_in(row, stamps)
+                    if is_update:
+                        srids[-1].update(_bytes_in(olds[i], latin, self, f"old[{i}]", None))
+                        _stamps_in(olds[i], stamps)
+            except DecodeError:
+                return None
+        fixes = _plain_fixes(msg, es, declared)
+        if fixes is None:
+            return None
+        pk_warnings = [f"pkNames names unknown column {k!r}" for k in pk if k not in known]
+        sequence = (Decimal(es),)
+        rows = []
+        for i, cells in enumerate(data):
+            vendor: dict[str, Any] = {"type": kind}
+            if srids and srids[i]:
+                vendor["srid"] = srids[i]
+            if is_update:
+                old = olds[i]
+                before = {**cells, **old}
+                vendor["old_keys"] = list(old)
+                warnings = pk_warnings + [f"old names column {k!r} that data does not have" for k in old
+                                          if k not in cells]
+            else:
+                before, warnings = None, pk_warnings
+            if warnings:
+                vendor["warnings"] = warnings
+            if fixes:
+                vendor["fix"] = fixes
+            if op is Op.DELETE:
+                before, after = cells, None
+            else:
+                after = cells
+            rows.append(data_row(FORMAT, kind, database, table, before, after, dicts, pk, es, sequence, at, i,
+                                 orjson.dumps(vendor).decode(), i == 0))
+        return rows
+
+    def _plain_declared(self, msg: dict, data: list) -> Optional[tuple["_Declared", list[dict], frozenset]]:
+        """``_columns`` of a plain message (sqlType integers as orjson reads them), with the ``columns`` field's
+        dicts, cached by the declaration; None for a declaration ``decode`` must look at (and name)."""
+        mysql_types, sql_types = msg.get("mysqlType"), msg.get("sqlType")
+        if mysql_types is not None and type(mysql_types) is not dict or sql_types is not None and type(
+                sql_types) is not dict:
+            return None
+        mysql_items = tuple(mysql_types.items()) if mysql_types else ()
+        sql_items = tuple(sql_types.items()) if sql_types else ()
+        for _, v in mysql_items:
+            if v is not None and type(v) is not str:
+                return None
+        for _, v in sql_items:
+            if type(v) is not int:  # bool is an int subclass, but True == 1 must not hit a cached 1
+                return None
+        data_names = tuple(data[0]) if len(data) == 1 else tuple(dict.fromkeys(k for row in data for k in row))
+        key = (mysql_items, sql_items, data_names)
+        hit = _PLAIN_CACHE.get(key)
+        if hit is not None:
+            return hit
+        exact = {"mysqlType": mysql_types, "sqlType": {k: JsonNumber(str(v)) for k, v in sql_items}}
+        try:
+            declared = self._columns(exact, data, None)
+        except DecodeError:
+            return None
+        if not columns_fit(declared.columns):
+            return None
+        if len(_PLAIN_CACHE) >= _COLUMNS_CACHE_SIZE:
+            _PLAIN_CACHE.clear()
+        hit = _PLAIN_CACHE[key] = (declared, column_dicts(declared.columns), declared.names)
+        return hit
 
     # ---------------------------------------------------------------------------------------------- encode
 

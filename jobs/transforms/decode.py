@@ -7,6 +7,9 @@ position and the codec's error. Exactly one row per record has ``first_of_record
 The sources decode where they read (``cdc_jobs.io.files`` and ``cdc_jobs.io.kafka_source`` call ``decode_columns``
 in their readers): a message goes from its bytes to DECODED rows in one Python step, never through the JVM as
 bytes first. ``assemble`` then joins the fragments of multi-message events across partitions.
+
+A codec with a fast path for its plain messages (``Codec.plain_rows``) hands their rows over as tuples without an
+``Event`` per row; any other message (and any it declines) takes ``decode``, which is the reference.
 """
 
 from __future__ import annotations
@@ -19,9 +22,9 @@ import pyarrow as pa
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdc_codecs import DecodeError, Position, get_codec
+from cdc_codecs import Codec, DecodeError, Position, get_codec
 from cdc_codecs.contract import check_event, check_events
-from cdc_codecs.records import to_record
+from cdc_codecs.records import DECODED_ROW, column_dicts, to_record
 from cdc_codecs.event_schema import DECODED_ARROW, EVENT_FIELDS, FRAGMENT, TOMBSTONE
 
 from cdc_jobs.schemas import DECODED_SPARK
@@ -73,10 +76,22 @@ def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) ->
     # Avro container records the reader already read: (decode, datum) per row (``Codec.container_decoder``);
     # their ``value`` is still the record's archived bytes, which a dead letter keeps (``cdc_jobs.io.files``).
     datums = cols.get("datum") or (None,) * n
+    # The codec's fast path for its plain messages (``Codec.plain_rows``), when it has one.
+    plain = getattr(codec, "plain_rows", None)
+    if getattr(type(codec), "plain_rows", None) is Codec.plain_rows:
+        plain = None  # the default declines every message: skip the call
+    if plain is not None:
+        sources, partitions, offsets = cols["pos_source"], cols["pos_partition"], cols["pos_offset"]
+        stamps, keys, headers = cols["pos_timestamp_ms"], cols["pos_key"], cols["pos_headers"]
     for i in range(n):
-        pos = _position(cols, i)
         datum = datums[i]
         raw = values[i] if datum is None else None
+        if plain is not None and raw is not None:
+            rows = plain(raw, (sources[i], partitions[i], offsets[i], stamps[i], keys[i], headers[i]))
+            if rows is not None:
+                out.add_rows(rows)
+                continue
+        pos = _position(cols, i)
         if datum is None and raw is None:
             # A Kafka tombstone (null value) deletes a key for compaction; it is not a CDC message. It is
             # counted as such, so the accounting still closes, and never becomes an event.
@@ -100,14 +115,7 @@ def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) ->
             first = False
 
 
-_NAMES = tuple(DECODED_ARROW.names)
-# The field order of the row tuples ``_DecodedColumns.add_event`` builds: a schema change must change both.
-_EVENT_ROW = ("format", "op", "database", "schema", "table", "table_name", "before", "after", "columns",
-              "primary_key", "event_time_ms", "sequence", "pos_source", "pos_partition", "pos_offset", "pos_index",
-              "pos_timestamp_ms", "pos_key", "pos_headers", "transaction_id", "ddl", "vendor", "fragment_key",
-              "fragment_index", "fragment_total", "removed_columns", "replaces_row", "row_id_column", "dl_reason",
-              "dl_field", "dl_raw", "first_of_record")
-assert _EVENT_ROW == _NAMES, "DECODED_ARROW changed: update _DecodedColumns.add_event and _EVENT_ROW"
+_NAMES = DECODED_ROW  # the field order of the row tuples (``cdc_codecs.records``); add_event builds the same
 
 
 class _DecodedColumns:
@@ -125,14 +133,13 @@ class _DecodedColumns:
         hit = self._columns_seen.get(id(columns))
         if hit is not None and hit[0] is columns:
             return hit[1]
-        converted = [{"name": c.name, "type_name": c.type_name, "jdbc_type": c.jdbc_type, "number": c.number}
-                     for c in columns]
+        converted = column_dicts(columns)
         self._columns_seen[id(columns)] = (columns, converted)  # holds the tuple, so its id stays unique
         return converted
 
     def add_event(self, e, first: bool) -> None:
         p = e.position
-        # In _EVENT_ROW order.
+        # In DECODED_ROW order.
         self._rows.append((
             e.format, e.op.value, e.database, e.schema, e.table, e.qualified_table,
             e.before, e.after,  # Arrow builds a map from the dict (items in order, NULL values kept)
@@ -145,6 +152,10 @@ class _DecodedColumns:
             e.row_id_column,
             None, None, None, first,  # dl_reason, dl_field, dl_raw, first_of_record
         ))
+
+    def add_rows(self, rows: list[tuple]) -> None:
+        """Rows a codec's fast path built (``Codec.plain_rows``), already in DECODED_ROW order."""
+        self._rows.extend(rows)
 
     def add_dead(self, row: dict) -> None:
         self._rows.append(tuple(row[name] for name in _NAMES))
