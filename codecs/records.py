@@ -15,7 +15,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .event import Column, Event, Image, Op, Position
-from .event_schema import DECODED_ARROW, EVENT_FIELDS  # noqa: F401  (the record's fields, in order)
+from .event_schema import EVENT_FIELDS  # noqa: F401  (the record's fields, in order)
 
 
 def _image_out(image: Optional[Image]) -> Optional[list[tuple[str, Optional[str]]]]:
@@ -189,36 +189,3 @@ def events_from_columns(cols: Mapping[str, list], n: int,
     return out
 
 
-
-# -- DECODED rows as tuples (the decode step's hot path) ------------------------------------------------------
-
-# Where an archived record sat, as the RAW columns give it: (pos_source, pos_partition, pos_offset,
-# pos_timestamp_ms, pos_key, pos_headers as a list of {"key", "value"}). A codec's ``plain_rows`` gets this
-# instead of a ``Position``, so its fast path builds no object per message.
-RecordAt = tuple
-
-# The field order of a DECODED row tuple (``data_row`` here, the decode step's column builder in cdc_jobs).
-DECODED_ROW = ("format", "op", "database", "schema", "table", "table_name", "before", "after", "columns",
-               "primary_key", "event_time_ms", "sequence", "pos_source", "pos_partition", "pos_offset", "pos_index",
-               "pos_timestamp_ms", "pos_key", "pos_headers", "transaction_id", "ddl", "vendor", "fragment_key",
-               "fragment_index", "fragment_total", "removed_columns", "replaces_row", "row_id_column", "dl_reason",
-               "dl_field", "dl_raw", "first_of_record")
-assert DECODED_ROW == tuple(DECODED_ARROW.names), "DECODED_ARROW changed: update DECODED_ROW and data_row"
-
-
-def column_dicts(columns: tuple[Column, ...]) -> list[dict]:
-    """Declared columns as the ``columns`` field holds them (one dict per column)."""
-    return [{"name": c.name, "type_name": c.type_name, "jdbc_type": c.jdbc_type, "number": c.number}
-            for c in columns]
-
-
-def data_row(fmt: str, op: str, database: Optional[str], table: Optional[str], before: Optional[Image],
-             after: Optional[Image], columns: list[dict], primary_key: tuple, event_time_ms: Optional[int],
-             sequence: tuple, at: RecordAt, index: int, vendor: Optional[str], first: bool) -> tuple:
-    """The DECODED row (``DECODED_ROW`` order) of a plain row event: no schema, transaction, DDL, fragments or
-    merge facts. What ``to_record(event)`` plus the empty dead-letter columns hold for the same event, without
-    building the ``Event`` (``columns``: ``column_dicts`` of the declaration, shared by the rows of a table;
-    ``vendor``: the vendor data as JSON text)."""
-    return (fmt, op, database, None, table, ".".join([p for p in (database, table) if p]), before, after, columns,
-            primary_key, event_time_ms, sequence, at[0], at[1], at[2], index, at[3], at[4], at[5] or [], None,
-            None, vendor, None, 0, 1, (), False, None, None, None, None, first)

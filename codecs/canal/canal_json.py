@@ -26,10 +26,9 @@ from typing import Any, Mapping, NamedTuple, Optional, Sequence
 import orjson
 
 from ..base import Capabilities, Codec
-from ..contract import INT64, columns_fit, name_fits
 from ..event import Column, DecodeError, EncodeError, Event, Image, Op, Position
 from ..jsontext import MAX_DEPTH, JsonNumber
-from ..records import column_dicts, data_row
+from ..shared.plain_rows import INT64, column_dicts, columns_fit, data_row, name_fits
 from ..shared.json_fix import fix_paths, literal
 from ..shared.value_text import int_field, is_text, render, scalar_text
 from ..types import FAMILY_JDBC, JDBC, family, jdbc_type_name

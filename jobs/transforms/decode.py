@@ -24,7 +24,8 @@ from pyspark.sql import functions as F
 
 from cdc_codecs import Codec, DecodeError, Position, get_codec
 from cdc_codecs.contract import check_event, check_events
-from cdc_codecs.records import DECODED_ROW, column_dicts, to_record
+from cdc_codecs.records import to_record
+from cdc_codecs.shared.plain_rows import DECODED_ROW, column_dicts
 from cdc_codecs.event_schema import DECODED_ARROW, EVENT_FIELDS, FRAGMENT, TOMBSTONE
 
 from cdc_jobs.schemas import DECODED_SPARK

@@ -17,7 +17,8 @@ import pytest
 from cdc_codecs import DecodeError, Position, get_codec, jsontext
 from cdc_codecs.contract import check_events
 from cdc_codecs.event_schema import DECODED_ARROW
-from cdc_codecs.records import DECODED_ROW, to_record
+from cdc_codecs.records import to_record
+from cdc_codecs.shared.plain_rows import DECODED_ROW
 from cdc_codecs.scenario import scenario_events
 
 FIXTURES = Path(__file__).parents[1] / "fixtures"
