@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 import json
 import re
-from typing import Any, Callable, Iterable, NamedTuple, Optional, Sequence
+from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 from . import jsontext
 from .event import DecodeError, Event, Op, Position
@@ -178,6 +178,16 @@ class Codec:
                     groups.append([e])
         return groups
 
+    def plain_messages(self, cols: Mapping[str, list], declared: Sequence[tuple], rows: range
+                       ) -> Optional[list[EncodedMessage]]:
+        """An optional fast path of ``encode`` for a format that writes one message per event: the messages of
+        the events ``rows`` (one source message's events) of a batch of EVENT rows, built without an ``Event``
+        each; or ``None`` when any of them is not in the shape the fast path takes, and ``encode`` runs on
+        Events for the whole source message. ``cols``: one list per EVENT field (``RecordBatch.to_pydict``
+        without ``columns``); ``declared``: each row's declared columns (``records.declared_columns``). It must
+        give exactly the messages ``encode`` gives; a format's fast-path test compares them. Default: none."""
+        return None
+
     def check_encodable(self, event: Event) -> None:
         """Raise ``EncodeError`` for an event this format cannot carry."""
 
@@ -200,7 +210,7 @@ class Codec:
 
     def plain_rows(self, raw: bytes, at: tuple) -> Optional[list[tuple]]:
         """An optional fast path of the decode step for the shape most of a format's messages have: the DECODED
-        rows (``records.data_row``) of the message ``raw`` found at ``at`` (``records.RecordAt``), built without
+        rows (``shared.plain_rows.data_row``) of the message ``raw`` found at ``at`` (``shared.plain_rows.RecordAt``), built without
         an ``Event`` per row and already checked against the event record (``contract``); or ``None`` when the
         message is not in that shape, and the decode step runs ``decode`` (which names any error). It must give
         exactly the rows ``decode`` gives; a format's fast-path test compares them. Default: no fast path."""

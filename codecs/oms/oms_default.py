@@ -20,11 +20,13 @@ Metadata decisions:
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Any, Optional
+from typing import Any, Mapping, Optional, Sequence
 
-from ..base import TYPED_FAMILIES, Capabilities, ddl_op, untyped
+import orjson
+
+from ..base import TYPED_FAMILIES, Capabilities, EncodedMessage, ddl_op, untyped
 from ..shared.json_fix import derive_fix, fix_paths
-from ..shared.value_text import int_field, is_text, render, scalar_text
+from ..shared.value_text import int_field, is_json_number, is_text, render, scalar_text
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
 from .oms_json import SEPARATOR, OmsJsonCodec
@@ -214,6 +216,59 @@ class OmsDefaultCodec(OmsJsonCodec):
     def message_op(self, msg: dict, first: Event) -> str:
         return OP_RECORD_TYPE[first.op]
 
+    def plain_messages(self, cols: Mapping[str, list], declared: Sequence[tuple], rows: range
+                       ) -> Optional[list[EncodedMessage]]:
+        """``encode`` of foreign row events (another format's INSERT/UPDATE/DELETE/ROW: no vendor fixes, tenant or
+        renderings of ours to re-apply) from the batch columns (``Codec.plain_messages``): the same message as
+        ``_build`` + ``jsontext.dumps``, with bare numbers as ``orjson.Fragment`` (the literal text, as
+        ``jsontext`` writes a ``JsonNumber``). Variants that change the images (``_image_out``) take ``encode``."""
+        if type(self)._image_out is not OmsDefaultCodec._image_out:
+            return None
+        fmt, ops, databases, schemas, tables = cols["format"], cols["op"], cols["database"], cols["schema"], \
+            cols["table"]
+        befores, afters, pks, times, sequences, txns = cols["before"], cols["after"], cols["primary_key"], \
+            cols["event_time_ms"], cols["sequence"], cols["transaction_id"]
+        out = []
+        for i in rows:
+            kind = _ROW_RECORD_TYPES.get(ops[i])
+            if kind is None or fmt[i] == self.name:
+                return None
+            database, table = databases[i], tables[i]
+            qualified = ".".join([p for p in (database, schemas[i], table) if p])
+            b, a = befores[i], afters[i]
+            before, after = None if b is None else dict(b), None if a is None else dict(a)
+            pk = pks[i] or ()
+            image = (before if kind == "DELETE" else after) or {}
+            meta: dict[str, Any] = {
+                "checkpoint": None, "record_primary_key": SEPARATOR.join(pk), "source_identity": None,
+                "record_primary_value": SEPARATOR.join([image.get(k) or "" for k in pk]), "dbType": None,
+                "table_name": table, "db": database,
+            }
+            ms = times[i]
+            if ms is not None:
+                meta["timestamp"] = meta["checkpoint"] = str(ms // 1000)
+            seq = sequences[i]
+            if seq and len(seq) == 1:
+                component = seq[0] if type(seq[0]) is Decimal else Decimal(seq[0])
+                if component == component.to_integral_value():
+                    meta["storeDataSequence"] = orjson.Fragment(str(int(component)))
+            if txns[i] is not None:
+                meta["uniqueId"] = txns[i]
+            flags = self._bare_flags(declared[i], False)
+            msg = {META: meta, "recordType": kind, "prevStruct": _fragments(before, flags),
+                   "postStruct": _fragments(after, flags)}
+            if pk:
+                keyed = after if after is not None else (before or {})
+                key = "\x01".join([qualified, *[keyed.get(k) or (before or {}).get(k) or "" for k in pk]]).encode()
+            else:
+                key = qualified.encode() if qualified else None
+            try:
+                value = orjson.dumps(msg)
+            except orjson.JSONEncodeError:  # e.g. a lone surrogate in a value: encode makes the dead letter
+                return None
+            out.append(EncodedMessage(value, key, qualified, kind, 1))
+        return out
+
     def _build_meta(self, e: Event) -> dict[str, Any]:
         """``_build`` of a data event without rendering its images (same keys, same order)."""
         return {META: self._meta(e, e.format == self.name), "recordType": OP_RECORD_TYPE[e.op],
@@ -276,6 +331,17 @@ class OmsDefaultCodec(OmsJsonCodec):
         if e.transaction_id is not None:
             meta["uniqueId"] = e.transaction_id
         return meta
+
+
+_ROW_RECORD_TYPES = {op.value: OP_RECORD_TYPE[op] for op in (Op.SNAPSHOT, Op.INSERT, Op.UPDATE, Op.DELETE)}
+
+
+def _fragments(image: Optional[Image], flags: Mapping[str, bool]) -> Optional[dict[str, Any]]:
+    """``render`` of an image for ``orjson.dumps``: a bare number as the ``orjson.Fragment`` of its text."""
+    if image is None:
+        return None
+    return {col: orjson.Fragment(text) if text is not None and flags.get(col, False) and is_json_number(text)
+            else text for col, text in image.items()}
 
 
 def _columns(parts: list[ImageParts]) -> tuple[Column, ...]:

@@ -26,10 +26,10 @@ from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdc_codecs import EncodeError, Event, get_codec
+from cdc_codecs import Codec, EncodeError, Event, get_codec
 from cdc_codecs.base import group_by_message
 from cdc_codecs.event_schema import ENCODED_ARROW, EVENT_FIELDS, ORDER_COLUMNS
-from cdc_codecs.records import events_from_batch, to_record
+from cdc_codecs.records import declared_columns, events_from_batch, events_from_columns, to_record
 
 from cdc_jobs.schemas import ENCODED_SPARK
 from cdc_jobs.transforms.gc_pause import paused_gc
@@ -110,6 +110,10 @@ def encode_events(fmt: str, events: list[Event]) -> list[dict]:
 def encode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
     """Rows of one source message may straddle two Arrow batches; the trailing message is held back until the
     next batch so that multi-row messages (Canal) are packed back whole."""
+    codec = get_codec(fmt)
+    if type(codec).plain_messages is not Codec.plain_messages:
+        yield from _plain_batches(codec, batches)
+        return
     pending: list[Event] = []
     for batch in batches:
         with paused_gc():
@@ -126,6 +130,72 @@ def encode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.R
         with paused_gc():
             encoded = pa.RecordBatch.from_pylist(encode_events(fmt, pending), schema=ENCODED_ARROW)
         yield encoded
+
+
+def _plain_batches(codec: Codec, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """``encode_batches`` for a target with a fast path (``Codec.plain_messages``): each source message's events
+    are offered to it as batch rows, and only a message it declines is encoded from Events (``encode_events``,
+    with the same dead-letter isolation). The same rows as the Event path, in the same order: every message
+    carries the position and source headers of its source message's first event."""
+    held: pa.RecordBatch | None = None  # the trailing source message of the last batch (it may continue)
+    for batch in batches:
+        with paused_gc():
+            if held is not None and held.num_rows:
+                batch = pa.concat_batches([held, batch])
+            if not batch.num_rows:
+                continue
+            encoded, held = _plain_batch(codec, batch, last=False)
+        if encoded is not None:
+            yield encoded
+    if held is not None and held.num_rows:
+        with paused_gc():
+            encoded, _ = _plain_batch(codec, held, last=True)
+        if encoded is not None:
+            yield encoded
+
+
+_ENCODED_NAMES = tuple(ENCODED_ARROW.names)
+
+
+def _plain_batch(codec: Codec, batch: pa.RecordBatch, last: bool
+                 ) -> tuple[pa.RecordBatch | None, pa.RecordBatch | None]:
+    """ENCODED rows of the complete source messages of ``batch`` (all of them when ``last``), and the rest."""
+    cols = {name: batch.column(i).to_pylist() for i, name in enumerate(batch.schema.names) if name != "columns"}
+    n = batch.num_rows
+    fmt, sources, partitions, offsets, indexes = cols["format"], cols["pos_source"], cols["pos_partition"], \
+        cols["pos_offset"], cols["pos_index"]
+    # Runs of rows from one source message (``group_by_message``): same format, source, partition and offset.
+    starts = [0] + [i for i in range(1, n) if (fmt[i], sources[i], partitions[i], offsets[i])
+                    != (fmt[i - 1], sources[i - 1], partitions[i - 1], offsets[i - 1])]
+    end = n if last else starts[-1]
+    bounds = list(zip(starts, starts[1:] + [n]))
+    if not last:
+        bounds = bounds[:-1]
+    if not bounds:
+        return None, batch
+    declared = declared_columns(batch.column("columns").slice(0, end))
+    binary = codec.capabilities.binary
+    rows: list[tuple] = []
+    for a, b in bounds:
+        messages = codec.plain_messages(cols, declared, range(a, b))
+        if messages is None:
+            part = {k: v[a:b] for k, v in cols.items()}
+            for r in encode_events(codec.name, events_from_columns(part, b - a, declared[a:b])):
+                rows.append(tuple(r[name] for name in _ENCODED_NAMES))
+            continue
+        source, partition, offset, index = sources[a], partitions[a], offsets[a], indexes[a]
+        partition = -1 if partition is None else partition
+        offset, index = offset or 0, index or 0
+        headers = [{"key": "cdc-source", "value": source.encode()},
+                   {"key": "cdc-partition", "value": str(partition).encode()},
+                   {"key": "cdc-offset", "value": str(offset).encode()}]
+        for m in messages:
+            rows.append((m.table, m.op, m.events, m.key, m.value, headers,
+                         _dump_line(m.key, m.value, headers) if binary else None, None, None, None,
+                         source, partition, offset, index))
+    encoded = pa.RecordBatch.from_arrays([pa.array(list(col), type=f.type) for col, f in
+                                          zip(zip(*rows), ENCODED_ARROW)], schema=ENCODED_ARROW) if rows else None
+    return encoded, None if last else batch.slice(end)
 
 
 # About how many events one encode task takes. A task's sort spills to disk, but what it hands to Python, gets
