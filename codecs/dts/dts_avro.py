@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import codecs as pycodecs
 import copy
+import functools
 import json
 import re
 from decimal import Decimal
@@ -86,7 +87,9 @@ def writable(value: Any) -> Any:
     return value
 
 
+@functools.lru_cache(maxsize=1024)
 def python_charset(name: str) -> str:
+    """A MySQL/Oracle charset name -> the Python codec name (asked for every Character value: cached)."""
     key = name.strip().lower()
     target = _CHARSETS.get(key, key)
     try:
@@ -326,7 +329,30 @@ def _datetime_record(column: Column, spec: Mapping[str, Any], text: str) -> dict
 # --- the codec -------------------------------------------------------------------------------------------------
 
 
-_DECLARED: dict[tuple[Column, ...], tuple[Column, ...]] = {}
+# One tuple object per distinct declaration, by (name, type name) of its columns (cheaper to hash than Columns).
+_DECLARED: dict[tuple, tuple[Column, ...]] = {}
+_COLUMNS: dict[tuple[str, Optional[str]], Column] = {}
+
+
+def _column(name: str, type_name: Optional[str] = None) -> Column:
+    """Columns repeat in every record of a table; share the (immutable) instances."""
+    column = _COLUMNS.get((name, type_name))
+    if column is None:
+        if len(_COLUMNS) >= 65536:
+            _COLUMNS.clear()
+        column = _COLUMNS[(name, type_name)] = Column(name, type_name)
+    return column
+
+
+@functools.lru_cache(maxsize=4096)
+def _key_columns(info: str) -> tuple[str, ...]:
+    """The key columns ``tags["pk_uk_info"]`` names: PRIMARY, else the first unique key. Every record of a table
+    carries the same text, so each distinct one is parsed once. ValueError for text that is not key JSON."""
+    keys = json.loads(info)
+    if not isinstance(keys, dict) or not all(isinstance(v, list) for v in keys.values()):
+        raise ValueError("expected an object of column-name lists")
+    key = keys.get("PRIMARY") or next(iter(keys.values()), [])
+    return tuple(str(k) for k in key)
 
 # A DTS record id is never negative; -1 stands for an event without a vendor sequence.
 NO_SEQUENCE_ID = -1
@@ -457,7 +483,7 @@ class DtsAvroCodec(Codec):
         names = [f["name"] for f in fields]
         if len(set(names)) != len(names):
             raise self.error("fields", position, f"duplicate column names in {names}")
-        return [Column(n) for n in names], [f["dataTypeNumber"] for f in fields]
+        return [_column(n) for n in names], [f["dataTypeNumber"] for f in fields]
 
     def _column_types(self, columns: list[Column], images: Mapping[str, Optional[list]], position: Position
                       ) -> tuple[tuple[Column, ...], dict]:
@@ -469,16 +495,19 @@ class DtsAvroCodec(Codec):
                 out.append(col)
                 continue
             try:
-                out.append(Column(col.name, column_type_name(typed)))
+                out.append(_column(col.name, column_type_name(typed)))
             except ValueError as exc:
                 raise self.error(f"afterImages[{i}]", position, f"column {col.name}: {exc}")
             specs[col.name] = column_spec(typed)
-        declared = tuple(out)
         # One tuple object per distinct declaration: the rows of a table then share it, and the decode step
         # converts each shared declaration once per batch instead of once per record.
-        if len(_DECLARED) >= 4096:
-            _DECLARED.clear()
-        return _DECLARED.setdefault(declared, declared), specs
+        key = tuple([(c.name, c.type_name) for c in out])
+        declared = _DECLARED.get(key)
+        if declared is None:
+            if len(_DECLARED) >= 4096:
+                _DECLARED.clear()
+            declared = _DECLARED[key] = tuple(out)
+        return declared, specs
 
     def _image(self, side: str, image: Optional[list], columns: Sequence[Column], specs: Mapping[str, dict],
                position: Position) -> tuple[Optional[Image], dict]:
@@ -512,13 +541,9 @@ class DtsAvroCodec(Codec):
         if not info:
             return ()
         try:
-            keys = json.loads(info)
-            if not isinstance(keys, dict) or not all(isinstance(v, list) for v in keys.values()):
-                raise ValueError("expected an object of column-name lists")
+            return _key_columns(info)
         except ValueError as exc:
             raise self.error('tags["pk_uk_info"]', position, f"not key JSON: {exc}")
-        key = keys.get("PRIMARY") or next(iter(keys.values()), [])
-        return tuple(str(k) for k in key)
 
     # ---------------------------------------------------------------------------------------------- encode
 
