@@ -50,11 +50,15 @@ def wait_until_triggered(page, sa, trigger, run_id: str, timeout: float = 180) -
     """The run exists once the UI's trigger request was accepted. The success toast is transient (gone after a
     few seconds on a busy machine), so the run is confirmed through the API. If the UI reported an error (SQLite
     allows one writer: a trigger racing the scheduler can fail with "database is locked"), the user clicks
-    Trigger again; the fixed run id makes a duplicate impossible."""
+    Trigger again; the fixed run id makes a duplicate impossible. A poll the busy API server does not answer
+    within its timeout is asked again until the deadline."""
     path = f"/api/v2/dags/cdc_replay/dagRuns/{quote(run_id, safe='')}"
     deadline, seen = time.monotonic() + timeout, []
     while time.monotonic() < deadline:
-        status, _ = sa._request("GET", path, token=sa.token())
+        try:
+            status, _ = sa._request("GET", path, token=sa.token())
+        except OSError:  # the API server did not answer in time (SQLite, a loaded machine): ask again
+            status = None
         if status == 200:
             return
         new = [t for t in toasts(page) if t not in seen]
