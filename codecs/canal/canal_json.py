@@ -62,10 +62,13 @@ def _canonical_int(value: Any) -> bool:
         return False
 
 
-def _data_fixes(msg: dict, event_ms: Optional[int], declared: "_Declared") -> list[list[Any]]:
+def _data_fixes(msg: dict, event_ms: Optional[int], declared: "_Declared", ints: bool = False
+                ) -> Optional[list[list[Any]]]:
     """``generic_fixes`` of a row message, computed key by key instead of building the message ``_build`` would
     write and diffing it. Each test below mirrors what ``_build`` derives for an event decoded from this very
-    message; ``tests/codecs/test_canal_json_fast.py`` checks the result against ``generic_fixes``."""
+    message; ``tests/codecs/test_canal_oms_fast_paths.py`` checks the result against ``generic_fixes``.
+    ``ints``: the message as orjson read it (``plain_rows``), where an integer stands for the ``JsonNumber`` of
+    its canonical literal; then None when a value to keep holds a float, whose literal orjson lost."""
     es_text = None if event_ms is None else str(event_ms)
     fixes: list[list[Any]] = []
     for key, value in msg.items():
@@ -74,10 +77,12 @@ def _data_fixes(msg: dict, event_ms: Optional[int], declared: "_Declared") -> li
         if key == "database" or key == "table":
             same = value is not None  # derived: the decoded name, or "" for null
         elif key == "es" or key == "ts":
-            same = value is None if es_text is None else (isinstance(value, JsonNumber)
-                                                          and str.__eq__(value, es_text))
+            same = value is None if es_text is None else (
+                type(value) is int and value == event_ms if ints
+                else isinstance(value, JsonNumber) and str.__eq__(value, es_text))
         elif key == "id":
-            same = isinstance(value, JsonNumber) and str.__eq__(value, "0")
+            same = (type(value) is int and value == 0 if ints
+                    else isinstance(value, JsonNumber) and str.__eq__(value, "0"))
         elif key == "pkNames":
             same = value is None or (type(value) is list and len(value) > 0)  # [] is derived as null
         elif key == "mysqlType":  # derived from the non-empty type names only
@@ -91,6 +96,8 @@ def _data_fixes(msg: dict, event_ms: Optional[int], declared: "_Declared") -> li
         else:
             same = False  # a key the encoder does not write
         if not same:
+            if ints and not _no_float(value):
+                return None
             fixes.append([[key], literal(value)])
     if len(msg) < len(_DERIVED_KEYS) or not _DERIVED_SET.issubset(msg):
         fixes.extend([[key], None] for key in _DERIVED_KEYS if key not in msg and key not in ("data", "old"))
@@ -122,40 +129,6 @@ def _no_float(value: Any) -> bool:
     if type(value) is list:
         return all(_no_float(v) for v in value)
     return True
-
-
-def _plain_fixes(msg: dict, es: int, declared: "_Declared") -> Optional[list[list[Any]]]:
-    """``_data_fixes`` of a message as orjson read it: an integer stands for the ``JsonNumber`` of its (canonical)
-    literal; None when a value that must be kept holds a float (``decode`` keeps its literal)."""
-    fixes: list[list[Any]] = []
-    for key, value in msg.items():
-        if key == "type" or key == "data" or key == "old":
-            continue
-        if key == "database" or key == "table":
-            same = value is not None
-        elif key == "es" or key == "ts":
-            same = type(value) is int and value == es
-        elif key == "id":
-            same = type(value) is int and value == 0
-        elif key == "pkNames":
-            same = value is None or (type(value) is list and len(value) > 0)
-        elif key == "mysqlType":
-            same = type(value) is dict and declared.mysql_named
-        elif key == "sqlType":
-            same = type(value) is dict and declared.sql_canonical
-        elif key == "isDdl":
-            same = value is False
-        elif key == "sql":
-            same = type(value) is str and value == ""
-        else:
-            same = False
-        if not same:
-            if not _no_float(value):
-                return None
-            fixes.append([[key], literal(value)])
-    if len(msg) < len(_DERIVED_KEYS) or not _DERIVED_SET.issubset(msg):
-        fixes.extend([[key], None] for key in _DERIVED_KEYS if key not in msg and key not in ("data", "old"))
-    return fixes
 
 
 class _Declared(NamedTuple):
@@ -436,7 +409,7 @@ class CanalJsonCodec(Codec):
                         _stamps_in(olds[i], stamps)
             except DecodeError:
                 return None
-        fixes = _plain_fixes(msg, es, declared)
+        fixes = _data_fixes(msg, es, declared, ints=True)
         if fixes is None:
             return None
         pk_warnings = [f"pkNames names unknown column {k!r}" for k in pk if k not in known]
