@@ -253,11 +253,17 @@ def ddl_op(text: str | None) -> Op:
 def message_key(event: Event) -> bytes | None:
     """Kafka key for a re-encoded message: the table and its primary-key values, so that every change of one
     row lands in one partition and keeps its order. The *after* image wins, so a key change follows the row."""
-    if not event.primary_key:
-        return event.qualified_table.encode() if event.qualified_table else None
-    image = event.after if event.after is not None else (event.before or {})
-    values = [image.get(k) or (event.before or {}).get(k) or "" for k in event.primary_key]
-    return "\x01".join([event.qualified_table, *values]).encode()
+    return row_key(event.qualified_table, event.primary_key, event.before, event.after)
+
+
+def row_key(qualified_table: str, primary_key: Sequence[str], before: Optional[Mapping[str, Optional[str]]],
+            after: Optional[Mapping[str, Optional[str]]]) -> bytes | None:
+    """``message_key`` from the event's fields (for an encoder working from batch columns, without an Event)."""
+    if not primary_key:
+        return qualified_table.encode() if qualified_table else None
+    image = after if after is not None else (before or {})
+    values = [image.get(k) or (before or {}).get(k) or "" for k in primary_key]
+    return "\x01".join([qualified_table, *values]).encode()
 
 
 def group_by_message(events: Iterable[Event]) -> list[list[Event]]:

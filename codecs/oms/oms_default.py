@@ -20,11 +20,11 @@ Metadata decisions:
 from __future__ import annotations
 
 from decimal import Decimal, InvalidOperation
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Callable, Mapping, Optional, Sequence
 
 import orjson
 
-from ..base import TYPED_FAMILIES, Capabilities, EncodedMessage, ddl_op, untyped
+from ..base import TYPED_FAMILIES, Capabilities, EncodedMessage, ddl_op, row_key, untyped
 from ..shared.json_fix import derive_fix, fix_paths
 from ..shared.value_text import int_field, is_json_number, is_text, render, scalar_text
 from ..event import Column, EncodeError, Event, Image, Op, Position
@@ -239,29 +239,12 @@ class OmsDefaultCodec(OmsJsonCodec):
             before, after = None if b is None else dict(b), None if a is None else dict(a)
             pk = pks[i] or ()
             image = (before if kind == "DELETE" else after) or {}
-            meta: dict[str, Any] = {
-                "checkpoint": None, "record_primary_key": SEPARATOR.join(pk), "source_identity": None,
-                "record_primary_value": SEPARATOR.join([image.get(k) or "" for k in pk]), "dbType": None,
-                "table_name": table, "db": database,
-            }
-            ms = times[i]
-            if ms is not None:
-                meta["timestamp"] = meta["checkpoint"] = str(ms // 1000)
-            seq = sequences[i]
-            if seq and len(seq) == 1:
-                component = seq[0] if type(seq[0]) is Decimal else Decimal(seq[0])
-                if component == component.to_integral_value():
-                    meta["storeDataSequence"] = orjson.Fragment(str(int(component)))
-            if txns[i] is not None:
-                meta["uniqueId"] = txns[i]
+            meta = meta_fields(database, table, pk, SEPARATOR.join([image.get(k) or "" for k in pk]), times[i],
+                               sequences[i] or (), txns[i], orjson.Fragment)
             flags = self._bare_flags(declared[i], False)
             msg = {META: meta, "recordType": kind, "prevStruct": _fragments(before, flags),
                    "postStruct": _fragments(after, flags)}
-            if pk:
-                keyed = after if after is not None else (before or {})
-                key = "\x01".join([qualified, *[keyed.get(k) or (before or {}).get(k) or "" for k in pk]]).encode()
-            else:
-                key = qualified.encode() if qualified else None
+            key = row_key(qualified, pk, before, after)
             try:
                 value = orjson.dumps(msg)
             except orjson.JSONEncodeError:  # e.g. a lone surrogate in a value: encode makes the dead letter
@@ -314,26 +297,38 @@ class OmsDefaultCodec(OmsJsonCodec):
     def _meta(self, e: Event, own: bool) -> dict[str, Any]:
         tenant = e.vendor.get("tenant") if own else None
         db = f"{tenant}.{e.database}" if tenant is not None and e.database is not None else e.database
-        meta: dict[str, Any] = {
-            "checkpoint": None,
-            "record_primary_key": SEPARATOR.join(e.primary_key) if e.op.is_data else None,
-            "source_identity": None,
-            "record_primary_value": _primary_value(e) if e.op.is_data else None,
-            "dbType": None,
-            "table_name": e.table,
-            "db": db,
-        }
-        if e.event_time_ms is not None:
-            # incremental records: checkpoint is the same second-resolution time position
-            meta["timestamp"] = meta["checkpoint"] = str(e.event_time_ms // 1000)
-        if len(e.sequence) == 1 and e.sequence[0] == e.sequence[0].to_integral_value():
-            meta["storeDataSequence"] = JsonNumber(str(int(e.sequence[0])))
-        if e.transaction_id is not None:
-            meta["uniqueId"] = e.transaction_id
-        return meta
+        return meta_fields(db, e.table, e.primary_key if e.op.is_data else None,
+                           _primary_value(e) if e.op.is_data else None, e.event_time_ms, e.sequence,
+                           e.transaction_id, JsonNumber)
 
 
 _ROW_RECORD_TYPES = {op.value: OP_RECORD_TYPE[op] for op in (Op.SNAPSHOT, Op.INSERT, Op.UPDATE, Op.DELETE)}
+
+
+def meta_fields(db: Optional[str], table: Optional[str], primary_key: Optional[Sequence[str]],
+                primary_value: Optional[str], event_time_ms: Optional[int], sequence: Sequence[Any],
+                transaction_id: Optional[str], number: Callable[[str], Any]) -> dict[str, Any]:
+    """The ``allMetaData`` object the encoder derives (``primary_key`` None for a non-row record); ``number``
+    makes the bare-number literal (``JsonNumber``, or ``orjson.Fragment`` on the fast path)."""
+    meta: dict[str, Any] = {
+        "checkpoint": None,
+        "record_primary_key": None if primary_key is None else SEPARATOR.join(primary_key),
+        "source_identity": None,
+        "record_primary_value": primary_value,
+        "dbType": None,
+        "table_name": table,
+        "db": db,
+    }
+    if event_time_ms is not None:
+        # incremental records: checkpoint is the same second-resolution time position
+        meta["timestamp"] = meta["checkpoint"] = str(event_time_ms // 1000)
+    if len(sequence) == 1:
+        component = sequence[0] if type(sequence[0]) is Decimal else Decimal(sequence[0])
+        if component == component.to_integral_value():
+            meta["storeDataSequence"] = number(str(int(component)))
+    if transaction_id is not None:
+        meta["uniqueId"] = transaction_id
+    return meta
 
 
 def _fragments(image: Optional[Image], flags: Mapping[str, bool]) -> Optional[dict[str, Any]]:

@@ -37,12 +37,11 @@ from cdc_jobs.transforms.gc_pause import paused_gc
 __all__ = ["ENCODED_ARROW", "ENCODED_SPARK", "encode", "encode_batches", "encode_events", "task_count"]
 
 
-def _source_headers(e: Event) -> list[dict]:
+def _source_headers(source: str, partition: int, offset: int) -> list[dict]:
     """Where the event was read from, so a consumer of the re-encoded topic can trace every message back."""
-    p = e.position
-    return [{"key": "cdc-source", "value": p.source.encode()},
-            {"key": "cdc-partition", "value": str(p.partition).encode()},
-            {"key": "cdc-offset", "value": str(p.offset).encode()}]
+    return [{"key": "cdc-source", "value": source.encode()},
+            {"key": "cdc-partition", "value": str(partition).encode()},
+            {"key": "cdc-offset", "value": str(offset).encode()}]
 
 
 def _dump_line(key: bytes | None, value: bytes, headers: list[dict]) -> str:
@@ -77,8 +76,8 @@ def _dead_letter(fmt: str, e: Event, exc: Exception) -> dict:
 
 
 def _messages(codec, binary: bool, group: list[Event]) -> list[dict]:
-    headers = _source_headers(group[0])
     p = group[0].position
+    headers = _source_headers(p.source, p.partition, p.offset)
     return [{"table_name": m.table, "op": m.op, "events": m.events, "key": m.key, "value": m.value,
              "headers": headers, "line": _dump_line(m.key, m.value, headers) if binary else None,
              "el_field": None, "el_reason": None, "el_event": None,
@@ -186,9 +185,7 @@ def _plain_batch(codec: Codec, batch: pa.RecordBatch, last: bool
         source, partition, offset, index = sources[a], partitions[a], offsets[a], indexes[a]
         partition = -1 if partition is None else partition
         offset, index = offset or 0, index or 0
-        headers = [{"key": "cdc-source", "value": source.encode()},
-                   {"key": "cdc-partition", "value": str(partition).encode()},
-                   {"key": "cdc-offset", "value": str(offset).encode()}]
+        headers = _source_headers(source, partition, offset)
         for m in messages:
             rows.append((m.table, m.op, m.events, m.key, m.value, headers,
                          _dump_line(m.key, m.value, headers) if binary else None, None, None, None,
