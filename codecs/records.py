@@ -188,4 +188,3 @@ def events_from_columns(cols: Mapping[str, list], n: int,
         ))
     return out
 
-
