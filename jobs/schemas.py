@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import pyarrow as pa
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from cdc_codecs.event_schema import (  # noqa: F401  (re-exported: the jobs import schemas from here)
@@ -15,3 +16,7 @@ RAW_SPARK = from_arrow_schema(RAW_ARROW)
 EVENT_SPARK = from_arrow_schema(EVENT_ARROW)
 DECODED_SPARK = from_arrow_schema(DECODED_ARROW)
 ENCODED_SPARK = from_arrow_schema(ENCODED_ARROW)
+# DECODED rows with the verdict of a decode task that wrote events/ itself ("kept", "window", "after_window",
+# "tables"; NULL for dead letters and markers: ``accounting.kept_column``), see ``cdc_jobs.io.files.EventsHere``.
+COUNTED_ARROW = pa.schema(list(DECODED_ARROW) + [pa.field("kept", pa.string())])
+COUNTED_SPARK = from_arrow_schema(COUNTED_ARROW)

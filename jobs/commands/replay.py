@@ -6,8 +6,9 @@ import argparse
 import json
 import os
 import shutil
+import uuid
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -24,17 +25,21 @@ from cdc_jobs.transforms.encode import dead_letters as encode_dead_letters
 from cdc_jobs.transforms.encode import encode, file_lines, task_count
 from cdc_jobs.transforms.encode import messages as encoded_messages
 from cdc_jobs.errors import UsageError
-from cdc_jobs.schemas import DEAD_LETTER_COLUMNS, ENCODED_DEAD_LETTER_COLUMNS, EVENT_FIELDS, MARKER_KINDS
+from cdc_jobs.schemas import DEAD_LETTER_COLUMNS, ENCODED_DEAD_LETTER_COLUMNS, EVENT_FIELDS, EVENT_SPARK, MARKER_KINDS
 from cdc_jobs.spark import session
 from cdc_jobs.transforms.window import parse_instant, parse_primary_keys, split_patterns, tables_filter, window_filter, with_primary_keys
+
+if TYPE_CHECKING:
+    from cdc_jobs.io.files import EventsHere
 
 
 CACHE = StorageLevel.DISK_ONLY  # see run()
 
 
 def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | None, until_ms: int | None,
-                ckpt: dict | None) -> tuple[DataFrame, list[dict]]:
-    """DECODED rows of the archive, and the planned partitions (Kafka) that the checkpoint must list."""
+                ckpt: dict | None, events: "EventsHere | None" = None) -> tuple[DataFrame, list[dict]]:
+    """DECODED rows of the archive, and the planned partitions (Kafka) that the checkpoint must list. With
+    ``events`` (``events_here``), the file reader's tasks write events/ and the rows are COUNTED ones."""
     fmt = get_codec(args.format).name
     kafka = [s for s in args.source if s.startswith("kafka://")]
     if kafka and len(kafka) != len(args.source):
@@ -44,7 +49,7 @@ def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | N
 
         # Files are read and decoded in one step (the reader decodes); the checkpoint's skip is by position,
         # which every row of a record shares, so it drops whole records before their fragments are assembled.
-        decoded = read_files(spark, args.source, fmt=fmt)
+        decoded = read_files(spark, args.source, fmt=fmt, events=events)
         return assemble(skip_checkpointed(decoded, ckpt), fmt), []
     from cdc_jobs.durations import parse_duration
     from cdc_jobs.io.kafka_config import load_client_config
@@ -60,6 +65,22 @@ def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | N
     for f in frames[1:]:
         out = out.unionByName(f)
     return assemble(out, fmt), planned
+
+
+def events_here(spark: SparkSession, args: argparse.Namespace, stage, since_ms: int | None, until_ms: int | None,
+                patterns: list[str], keys: list, ckpt: dict | None) -> "EventsHere | None":
+    """Whether the decode tasks write events/ themselves (``cdc_jobs.io.event_files``: pyarrow's Parquet writer,
+    and no full-width event in the JVM or the cache), and where: for archive files of a format whose events
+    need no assembly, a stage the executors reach as a local directory (local Spark), and no ``--primary-key``
+    (applied by Spark). Otherwise None: Spark writes events/ from the decoded rows."""
+    from cdc_jobs.io.files import EventsHere
+    from cdc_jobs.transforms.decode import may_fragment
+
+    if (any(s.startswith("kafka://") for s in args.source) or may_fragment(get_codec(args.format).name) or keys
+            or not isinstance(stage, Path) or not spark.sparkContext.master.startswith("local")):
+        return None
+    skip = [[s["source"], s["partition"], s["next_offset"]] for s in (ckpt or {}).get("sources", [])]
+    return EventsHere(str(stage / "events"), str(uuid.uuid4()), since_ms, until_ms, patterns, skip)
 
 
 def skip_checkpointed(rows: DataFrame, ckpt: dict | None) -> DataFrame:
@@ -126,20 +147,28 @@ def run(args: argparse.Namespace) -> int:
     budget = parse_budget(getattr(args, "max_dead_letters", None))  # a bad spec fails before Spark starts
 
     spark = session("cdc-replay replay")
-    decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt)
-    # Read by several jobs (events, dead letters, counts, re-encode), so decoded once and kept, on disk only: a
-    # memory-first cache builds each task's block in the heap before it can spill, which with two large tasks
-    # and the events write's sort ran the default 1 GiB heap out of memory at 1M dts-avro records (bench/).
-    decoded = decoded.persist(CACHE)
     in_window, in_tables = window_filter(since_ms, until_ms), tables_filter(patterns)
+    decoded = None
     try:
         with staged_output(args.out, "replay") as stage:
-            # Marker rows (fragments of multi-message events, Kafka tombstones) exist only for the accounting.
-            is_event = F.col("dl_reason").isNull() & ~F.col("op").isin(*MARKER_KINDS)
-            kept = with_primary_keys(decoded.where(is_event & in_window & in_tables).select(*EVENT_FIELDS), keys)
-            kept.write.partitionBy("table_name").parquet(str(stage / "events"))
+            events = events_here(spark, args, stage, since_ms, until_ms, patterns, keys, ckpt)
+            decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt, events)
+            # Read by several jobs (dead letters, counts, re-encode), so decoded once and kept, on disk only: a
+            # memory-first cache builds each task's block in the heap before it can spill, which with two large
+            # tasks and the events write's sort ran the default 1 GiB heap out of memory at 1M dts-avro records.
+            decoded = decoded.persist(CACHE)
+            if events is None:
+                # Marker rows (fragments of multi-message events, Kafka tombstones) exist only for the accounting.
+                is_event = F.col("dl_reason").isNull() & ~F.col("op").isin(*MARKER_KINDS)
+                kept = with_primary_keys(decoded.where(is_event & in_window & in_tables).select(*EVENT_FIELDS),
+                                         keys)
+                kept.write.partitionBy("table_name").parquet(str(stage / "events"))
             decoded.where(F.col("dl_reason").isNotNull()).select(*DEAD_LETTER_COLUMNS).write.parquet(
                 str(stage / "dead_letters"))
+            if events is not None:  # the decode tasks wrote events/ as the job above decoded the archive
+                (stage / "events").mkdir(exist_ok=True)
+                (stage / "events" / "_SUCCESS").write_text("")
+                kept = spark.read.schema(EVENT_SPARK).parquet(str(stage / "events"))
             summary = summarise(decoded, in_window, in_tables, until_ms)
             counts = {"format": codec.name, "to_format": args.to_format,
                       "window": {"since_ms": since_ms, "until_ms": until_ms}, "tables": patterns, **summary}
@@ -166,7 +195,8 @@ def run(args: argparse.Namespace) -> int:
             _write_json(stage / "checkpoint.json", checkpoint(summary, since_ms, until_ms, planned))
             (stage / "_SUCCESS").write_text("")
     finally:
-        decoded.unpersist()
+        if decoded is not None:
+            decoded.unpersist()
     clear_rejected(args.out)
     print_summary(args.out, counts)
     return 0

@@ -29,7 +29,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import storage
-from cdc_jobs.schemas import DECODED_SPARK, RAW_ARROW, RAW_SPARK
+from cdc_jobs.schemas import COUNTED_ARROW, COUNTED_SPARK, DECODED_SPARK, RAW_ARROW, RAW_SPARK
 
 if TYPE_CHECKING:
     from cdc_codecs.base import Codec
@@ -291,6 +291,7 @@ class _FilePartition(InputPartition):
         super().__init__(path)
         self.path = path
         self.span = span
+        self.index = 0  # the Spark partition (task) number, set by ``plan_partitions``
 
 
 def plan_partitions(files: list[str], split_bytes: int | None = None) -> list[_FilePartition]:
@@ -303,14 +304,18 @@ def plan_partitions(files: list[str], split_bytes: int | None = None) -> list[_F
             parts.append(_FilePartition(f))
         else:
             parts.extend(_FilePartition(f, span) for span in split_lines_file(f, split_bytes))
+    for i, p in enumerate(parts):
+        p.index = i
     return parts
 
 
 class _ArchiveReader(DataSourceReader):
-    def __init__(self, files: list[str], split_bytes: int | None = None, fmt: str | None = None):
+    def __init__(self, files: list[str], split_bytes: int | None = None, fmt: str | None = None,
+                 events: "EventsHere | None" = None):
         self.files = files
         self.split_bytes = split_bytes
         self.fmt = fmt
+        self.events = events
 
     def partitions(self):
         return plan_partitions(self.files, self.split_bytes)
@@ -324,7 +329,20 @@ class _ArchiveReader(DataSourceReader):
         from cdc_codecs import get_codec
         from cdc_jobs.transforms.decode import decode_columns
 
-        yield from decode_columns(self.fmt, raw_columns(partition, get_codec(self.fmt)))
+        decoded = decode_columns(self.fmt, raw_columns(partition, get_codec(self.fmt)))
+        if self.events is None:
+            yield from decoded
+            return
+        from cdc_jobs.io.event_files import EventFiles
+
+        files = EventFiles(self.events.dir, self.events.job, partition.index)
+        try:
+            for batch in decoded:
+                yield from self.events.write(files, batch)
+        except BaseException:
+            files.abort()
+            raise
+        files.close()
 
 
 def raw_columns(partition: "_FilePartition", codec: "Codec | None" = None) -> Iterator[dict[str, list]]:
@@ -345,18 +363,22 @@ class ArchiveFiles(DataSource):
         return "cdc_archive"
 
     def schema(self):
+        if self.options.get("events"):
+            return COUNTED_SPARK
         return DECODED_SPARK if self.options.get("format") else RAW_SPARK
 
     def reader(self, schema):
         split = self.options.get("splitBytes")
+        events = self.options.get("events")
         return _ArchiveReader(orjson.loads(self.options["files"]), int(split) if split else None,
-                              self.options.get("format") or None)
+                              self.options.get("format") or None, EventsHere(**orjson.loads(events)) if events else None)
 
 
 def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None = None,
-               fmt: str | None = None) -> DataFrame:
+               fmt: str | None = None, events: "EventsHere | None" = None) -> DataFrame:
     """RAW rows of the archive files, or with ``fmt`` the DECODED rows of that format (before fragments are
-    assembled: ``cdc_jobs.transforms.decode.assemble``)."""
+    assembled: ``cdc_jobs.transforms.decode.assemble``). With ``events`` the decode tasks also write the kept
+    events to ``events.dir`` themselves (``EventsHere``) and the rows are COUNTED ones."""
     files = list_archive_files(sources)
     spark.dataSource.register(ArchiveFiles)
     reader = spark.read.format("cdc_archive").option("files", orjson.dumps(files).decode())
@@ -364,4 +386,55 @@ def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None 
         reader = reader.option("splitBytes", str(split_bytes))
     if fmt:
         reader = reader.option("format", fmt)
+    if events is not None:
+        reader = reader.option("events", orjson.dumps(events._asdict()).decode())
     return reader.load()
+
+
+# Of a row whose event went to events/ (or was left out by the window or tables), what the replay still reads:
+# its counts (``accounting.summarise``) and position. The rest (images, declarations, vendor data) is NULL there.
+COUNTED_COLUMNS = frozenset({"format", "op", "table_name", "event_time_ms", "pos_source", "pos_partition",
+                             "pos_offset", "pos_index", "pos_timestamp_ms", "fragment_index", "fragment_total",
+                             "replaces_row", "dl_reason", "first_of_record"})
+
+
+class EventsHere(NamedTuple):
+    """A replay whose decode tasks write events/ themselves (``cdc_jobs.io.event_files``): where, the writing
+    job's id (in the file names), the window, the table patterns and the checkpoint's already-replayed records
+    (``[source, partition, next_offset]``: read again, they are dropped before anything is written or counted,
+    as ``replay.skip_checkpointed`` drops them on the other path)."""
+
+    dir: str
+    job: str
+    since_ms: int | None
+    until_ms: int | None
+    tables: list[str]
+    skip: list[list]
+
+    def write(self, files, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+        """Write the kept events of a DECODED batch; yield its COUNTED rows: every row with its ``kept`` verdict,
+        dead letters and markers whole, the others with only ``COUNTED_COLUMNS``."""
+        import pyarrow.compute as pc
+
+        from cdc_jobs.schemas import EVENT_FIELDS
+        from cdc_jobs.transforms.accounting import kept_array
+
+        if self.skip:
+            done = pa.array([False] * batch.num_rows, pa.bool_())
+            for source, partition, next_offset in self.skip:
+                done = pc.or_(done, pc.fill_null(pc.and_(pc.and_(
+                    pc.equal(batch.column("pos_source"), source), pc.equal(batch.column("pos_partition"), partition)),
+                    pc.less(batch.column("pos_offset"), next_offset)), False))
+            batch = batch.filter(pc.invert(done))
+        kept = kept_array(batch, self.since_ms, self.until_ms, self.tables)
+        files.write(batch.filter(pc.fill_null(pc.equal(kept, "kept"), False)).select(EVENT_FIELDS))
+        counted = pc.is_valid(kept)
+        whole = batch.filter(pc.invert(counted))
+        if whole.num_rows:
+            yield pa.RecordBatch.from_arrays([*whole.columns, pc.filter(kept, pc.invert(counted))],
+                                             schema=COUNTED_ARROW)
+        narrow = batch.filter(counted)
+        if narrow.num_rows:
+            yield pa.RecordBatch.from_arrays(
+                [c if f.name in COUNTED_COLUMNS else pa.nulls(narrow.num_rows, f.type)
+                 for c, f in zip(narrow.columns, narrow.schema)] + [pc.filter(kept, counted)], schema=COUNTED_ARROW)

@@ -12,10 +12,14 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Optional
 
+import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdc_codecs.event_schema import DATA_OP_NAMES, FRAGMENT, MARKER_KINDS, TOMBSTONE
+
+from cdc_jobs.transforms.window import tables_mask, window_mask
 
 DATA = list(DATA_OP_NAMES)
 
@@ -26,10 +30,8 @@ def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
     kind = (F.when(is_dead, "dead").when(F.col("op") == FRAGMENT, "fragment")
             .when(F.col("op") == TOMBSTONE, "tombstone")
             .when(F.col("op").isin(DATA), "data").otherwise("control"))
-    after = F.lit(False) if until_ms is None else F.col("event_time_ms") >= F.lit(until_ms)
-    kept = (F.when(is_dead | F.col("op").isin(*MARKER_KINDS), F.lit(None))
-            .when(~in_window & after, "after_window").when(~in_window, "window")
-            .when(~in_tables, "tables").otherwise("kept"))
+    # Rows of a replay whose decode tasks wrote events/ themselves carry the verdict those tasks acted on.
+    kept = F.col("kept") if "kept" in decoded.columns else kept_column(in_window, in_tables, until_ms)
     assembled = F.col("first_of_record").isNull()
     rows = (
         decoded.select(
@@ -91,6 +93,34 @@ def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
         "filtered_out": filtered,
         "sources": sorted(sources.values(), key=lambda s: (s["source"], s["partition"])),
     }
+
+
+def kept_column(in_window: Column, in_tables: Column, until_ms: Optional[int]) -> Column:
+    """What happens to a decoded row: "kept" (an event written to events/), "window" / "after_window" (outside
+    the window; after it: a later replay's) or "tables" (not a replayed table); NULL for dead letters and
+    markers, which are counted by their own kinds."""
+    after = F.lit(False) if until_ms is None else F.col("event_time_ms") >= F.lit(until_ms)
+    return (F.when(F.col("dl_reason").isNotNull() | F.col("op").isin(*MARKER_KINDS), F.lit(None))
+            .when(~in_window & after, "after_window").when(~in_window, "window")
+            .when(~in_tables, "tables").otherwise("kept"))
+
+
+def kept_array(batch: pa.RecordBatch, since_ms: Optional[int], until_ms: Optional[int],
+               patterns: list[str]) -> pa.Array:
+    """``kept_column`` of a DECODED Arrow batch, for the decode tasks that write events/ themselves (the window
+    and table tests are ``window_mask`` and ``tables_mask``, each beside its Spark expression)."""
+    times = batch.column("event_time_ms")
+    in_window = window_mask(times, since_ms, until_ms)
+    in_tables = tables_mask(batch.column("table_name"), patterns)
+    counted_only = pc.or_(pc.is_valid(batch.column("dl_reason")), pc.is_in(batch.column("op"),
+                                                                              pa.array(MARKER_KINDS)))
+    after = (pa.array([False] * batch.num_rows, pa.bool_()) if until_ms is None
+             else pc.fill_null(pc.greater_equal(times, until_ms), False))
+    verdict = pc.case_when(
+        pc.make_struct(pc.fill_null(counted_only, False), pc.and_(pc.invert(in_window), after),
+                       pc.invert(in_window), pc.invert(in_tables)),
+        pa.scalar(None, pa.string()), "after_window", "window", "tables", "kept")
+    return verdict
 
 
 def summarise_encoded(encoded: DataFrame) -> dict[str, Any]:

@@ -257,7 +257,7 @@ def _distinct_fragments(fragments: list) -> list:
 def assemble(decoded: DataFrame, fmt: str) -> DataFrame:
     """DECODED rows as the codec made them, message by message -> the same with the fragments of each
     multi-message event (grouped by key across all partitions and files) assembled into the event."""
-    if not _may_fragment(fmt):
+    if not may_fragment(fmt):
         return decoded
     whole = decoded.where(F.col("fragment_key").isNull())
     # Each fragment's own record is already counted by a first_of_record marker row; keep those markers as
@@ -275,7 +275,7 @@ _MARKER_KEEP = {"format", "pos_source", "pos_partition", "pos_offset", "pos_inde
                 "first_of_record", "table_name", "fragment_key"}
 
 
-def _may_fragment(fmt: str) -> bool:
+def may_fragment(fmt: str) -> bool:
     from cdc_codecs.base import Codec
 
     return type(get_codec(fmt)).assemble is not Codec.assemble

@@ -1,0 +1,95 @@
+"""``events/`` written by the task that decoded them: Parquet partitioned by table, as Spark's
+``write.partitionBy("table_name").parquet`` lays it out, from the decoded Arrow batches (pyarrow's writer).
+
+Why: Spark's row-wise Parquet writer costs about 20 CPU-us per event on the nested event columns (images, declared
+columns), pyarrow's about 2.5, and an event written where it was decoded never crosses into the JVM or the replay's
+cache at full width (``bench/RESULTS.md``, eighth round). Only for outputs the executors can reach as local files
+(local Spark master, local stage); elsewhere replay writes ``events/`` with Spark.
+
+What a reader sees is what Spark writes: one directory per table named ``table_name=<value>`` with Spark's
+escaping (NULL and "" both become ``__HIVE_DEFAULT_PARTITION__``, and read back as NULL), the table name not in the
+files, snappy Parquet, and file names in Spark's ``part-NNNNN-<job uuid>-cNNN`` pattern so ``normalise_part_names``
+numbers them the same way. A task's file names depend only on the job id, the task's partition and the order of
+its tables, so a retried task overwrites its own files with the same rows (the decode is deterministic).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Optional
+
+import pyarrow as pa
+import pyarrow.compute as pc
+import pyarrow.parquet as pq
+
+from cdc_jobs.schemas import EVENT_ARROW
+
+DEFAULT_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+# The characters Spark escapes in partition directory names (ExternalCatalogUtils.escapePathName), as %XX.
+_ESCAPED = frozenset([chr(c) for c in range(0x01, 0x20)] + list("\"#%'*/:=?[\\]^{") + ["\x7f"])
+# The event columns in the files: EVENT_ARROW without the partition column, in Spark's order.
+FILE_SCHEMA = pa.schema([f for f in EVENT_ARROW if f.name != "table_name"])
+# Open files per task before the least recently written one is closed (a task over many tables).
+MAX_OPEN = 64
+
+
+def partition_dir(table_name: Optional[str]) -> str:
+    """The directory Spark names for this ``table_name`` value."""
+    if not table_name:
+        return f"table_name={DEFAULT_PARTITION}"
+    return "table_name=" + "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in table_name)
+
+
+class EventFiles:
+    """One task's writer: ``write`` the EVENT rows of each decoded batch, ``close`` at the end of the task."""
+
+    def __init__(self, events_dir: str, job: str, task: int) -> None:
+        self.root = Path(events_dir)
+        self.job, self.task = job, task
+        self._open: dict[str, tuple[pq.ParquetWriter, Path, Path]] = {}  # insertion order = least recent first
+        self._files: dict[str, int] = {}  # files opened per directory (a table's file closed early gets another)
+        self.rows = 0
+
+    def write(self, events: pa.RecordBatch) -> None:
+        """EVENT rows (``EVENT_ARROW`` columns, any table) -> each table's open file of this task."""
+        if not events.num_rows:
+            return
+        names = events.column("table_name")
+        # NULL and "" share Spark's default partition (and read back as NULL), so they are grouped as one.
+        names = pc.if_else(pc.equal(names, ""), pa.scalar(None, pa.string()), names)
+        rows = pa.Table.from_batches([events]).select(FILE_SCHEMA.names).cast(FILE_SCHEMA)
+        for name in names.unique().to_pylist():
+            mask = pc.is_null(names) if name is None else pc.fill_null(pc.equal(names, name), False)
+            part = rows.filter(mask)
+            self._writer(partition_dir(name)).write_table(part)
+            self.rows += part.num_rows
+
+    def _writer(self, directory: str) -> pq.ParquetWriter:
+        hit = self._open.pop(directory, None)
+        if hit is None:
+            if len(self._open) >= MAX_OPEN:
+                self._finish(next(iter(self._open)))
+            folder = self.root / directory
+            folder.mkdir(parents=True, exist_ok=True)
+            n = self._files[directory] = self._files.get(directory, -1) + 1
+            final = folder / f"part-{self.task:05d}-{self.job}.c{n:03d}.snappy.parquet"
+            temp = folder / f".{final.name}.{os.getpid()}.tmp"  # renamed over ``final`` when complete
+            hit = (pq.ParquetWriter(temp, FILE_SCHEMA, compression="snappy"), temp, final)
+        self._open[directory] = hit
+        return hit[0]
+
+    def _finish(self, directory: str) -> None:
+        writer, temp, final = self._open.pop(directory)
+        writer.close()
+        os.replace(temp, final)
+
+    def close(self) -> None:
+        for directory in list(self._open):
+            self._finish(directory)
+
+    def abort(self) -> None:
+        for writer, temp, _ in self._open.values():
+            writer.close()
+            temp.unlink(missing_ok=True)
+        self._open.clear()
