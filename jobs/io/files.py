@@ -371,7 +371,8 @@ class ArchiveFiles(DataSource):
         split = self.options.get("splitBytes")
         events = self.options.get("events")
         return _ArchiveReader(orjson.loads(self.options["files"]), int(split) if split else None,
-                              self.options.get("format") or None, EventsHere(**orjson.loads(events)) if events else None)
+                              self.options.get("format") or None,
+                              EventsHere(**orjson.loads(events)) if events else None)
 
 
 def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None = None,

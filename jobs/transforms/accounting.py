@@ -116,11 +116,11 @@ def kept_array(batch: pa.RecordBatch, since_ms: Optional[int], until_ms: Optiona
                                                                               pa.array(MARKER_KINDS)))
     after = (pa.array([False] * batch.num_rows, pa.bool_()) if until_ms is None
              else pc.fill_null(pc.greater_equal(times, until_ms), False))
-    verdict = pc.case_when(
+    # The first true test gives the verdict, in kept_column's order; none true: "kept".
+    return pc.case_when(
         pc.make_struct(pc.fill_null(counted_only, False), pc.and_(pc.invert(in_window), after),
                        pc.invert(in_window), pc.invert(in_tables)),
         pa.scalar(None, pa.string()), "after_window", "window", "tables", "kept")
-    return verdict
 
 
 def summarise_encoded(encoded: DataFrame) -> dict[str, Any]:

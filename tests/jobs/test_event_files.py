@@ -114,7 +114,8 @@ def test_events_read_back_with_the_schema_spark_infers(archive, tmp_path, monkey
 def test_partition_directories_are_named_as_spark_names_them(tmp_path):
     from cdc_jobs.spark import session
 
-    names = [None, "", "a.b c", "ä€😀", *("".join(chr(c) for c in range(i, min(i + 16, 128))) for i in range(1, 128, 16))]
+    names = [None, "", "a.b c", "ä€😀",
+             *("".join(chr(c) for c in range(i, min(i + 16, 128))) for i in range(1, 128, 16))]
     spark = session()
     spark.createDataFrame([(n, 1) for n in names], "table_name string, x int").write.partitionBy(
         "table_name").parquet(str(tmp_path / "spark"))
