@@ -8,9 +8,14 @@ cache at full width (``bench/RESULTS.md``, eighth round). Only for outputs the e
 
 What a reader sees is what Spark writes: one directory per table named ``table_name=<value>`` with Spark's
 escaping (NULL and "" both become ``__HIVE_DEFAULT_PARTITION__``, and read back as NULL), the table name not in the
-files, snappy Parquet, and file names in Spark's ``part-NNNNN-<job uuid>-cNNN`` pattern so ``normalise_part_names``
-numbers them the same way. A task's file names depend only on the job id, the task's partition and the order of
-its tables, so a retried task overwrites its own files with the same rows (the decode is deterministic).
+files, snappy Parquet, and file names in Spark's ``part-NNNNN-<job uuid>.cNNN.snappy.parquet`` pattern so
+``normalise_part_names`` numbers them the same way. A task's file names depend only on the job id, the task's
+partition and the order of its tables, so a retried task overwrites its own files with the same rows (the decode
+is deterministic).
+
+One difference in layout, not in rows: a task keeps at most ``MAX_OPEN`` files open (a file descriptor each), so
+when one split holds more tables than that, a table whose file was closed to make room gets a second file
+(``c001``, ...) where Spark, which sorts a task's rows by table first, writes one. Readers see the same rows.
 """
 
 from __future__ import annotations
@@ -44,12 +49,12 @@ def partition_dir(table_name: Optional[str]) -> str:
 class EventFiles:
     """One task's writer: ``write`` the EVENT rows of each decoded batch, ``close`` at the end of the task."""
 
-    def __init__(self, events_dir: str, job: str, task: int) -> None:
+    def __init__(self, events_dir: str, job: str, task: int, max_open: int = MAX_OPEN) -> None:
         self.root = Path(events_dir)
+        self.max_open = max_open
         self.job, self.task = job, task
         self._open: dict[str, tuple[pq.ParquetWriter, Path, Path]] = {}  # insertion order = least recent first
         self._files: dict[str, int] = {}  # files opened per directory (a table's file closed early gets another)
-        self.rows = 0
 
     def write(self, events: pa.RecordBatch) -> None:
         """EVENT rows (``EVENT_ARROW`` columns, any table) -> each table's open file of this task."""
@@ -61,14 +66,12 @@ class EventFiles:
         rows = pa.Table.from_batches([events]).select(FILE_SCHEMA.names).cast(FILE_SCHEMA)
         for name in names.unique().to_pylist():
             mask = pc.is_null(names) if name is None else pc.fill_null(pc.equal(names, name), False)
-            part = rows.filter(mask)
-            self._writer(partition_dir(name)).write_table(part)
-            self.rows += part.num_rows
+            self._writer(partition_dir(name)).write_table(rows.filter(mask))
 
     def _writer(self, directory: str) -> pq.ParquetWriter:
         hit = self._open.pop(directory, None)
         if hit is None:
-            if len(self._open) >= MAX_OPEN:
+            if len(self._open) >= self.max_open:
                 self._finish(next(iter(self._open)))
             folder = self.root / directory
             folder.mkdir(parents=True, exist_ok=True)

@@ -16,7 +16,8 @@ import pytest
 from cdc_jobs import cli
 from cdc_jobs.commands import replay as replay_command
 from cdc_jobs.commands.sample import simulate, write_archive
-from cdc_jobs.io.event_files import partition_dir
+from cdc_jobs.io.event_files import EventFiles, partition_dir
+from cdc_jobs.schemas import EVENT_ARROW
 from cdc_jobs.transforms.window import tables_filter, tables_mask, window_filter, window_mask
 
 pytestmark = pytest.mark.spark
@@ -138,3 +139,28 @@ def test_arrow_window_and_table_tests_answer_as_the_spark_expressions():
     for since, until in ((None, None), (DAY, None), (None, DAY + 10), (DAY, DAY + 10)):
         want = [r[0] for r in df.select(window_filter(since, until)).collect()]
         assert window_mask(pa.array(times, pa.int64()), since, until).to_pylist() == want, (since, until)
+
+
+def test_a_task_over_more_tables_than_it_keeps_open_loses_no_row(tmp_path):
+    """Three tables interleaved over four batches with one file open at a time: every table's file closed to make
+    room gets another, and each table's directory reads back all its rows in order."""
+    def batch(start: int) -> pa.RecordBatch:
+        rows = [{"table_name": ["a.t", "b.t", None, ""][(start + i) % 4], "op": "INSERT", "event_time_ms": start + i}
+                for i in range(6)]
+        return pa.RecordBatch.from_pylist(rows, schema=EVENT_ARROW)
+
+    files = EventFiles(str(tmp_path), "job-1", 3, max_open=1)
+    batches = [batch(n * 10) for n in range(4)]
+    for b in batches:
+        files.write(b)
+    files.close()
+    expected: dict[str, list[int]] = {}
+    for b in batches:
+        for row in b.to_pylist():
+            expected.setdefault(partition_dir(row["table_name"]), []).append(row["event_time_ms"])
+    got = {d.name: [t for f in sorted(d.glob("part-*.parquet"))
+                    for t in pq.read_table(f, partitioning=None).column("event_time_ms").to_pylist()]
+           for d in tmp_path.iterdir()}
+    assert got == expected
+    assert len(list((tmp_path / "table_name=a.t").glob("part-00003-job-1.c*.snappy.parquet"))) > 1
+    assert not list(tmp_path.rglob("*.tmp"))
