@@ -146,14 +146,27 @@ def _one_declaration(rows: Sequence[Any]) -> Optional[list[tuple]]:
     return columns
 
 
-def collect_column_lists(events: DataFrame, need_order: Callable[[str], bool]) -> dict[str, list[tuple]]:
-    """Per table, its declared column lists as (first order, last order, columns, primary key, row-id column).
-    The order keys place declarations against each other, against the run's DDL and against a ``--base``
-    watermark: a table whose declarations are one (``_one_declaration``) and that has none of the others
-    (``need_order`` false) gets None for both, which spares the sort-based aggregate over all of its events."""
+def survey(events: DataFrame) -> tuple[dict[str, list[Any]], tuple[int, int]]:
+    """One pass over the events: each table's distinct declared column lists (``declarations``), and the data
+    events' count with an estimate of how many distinct events they hold (``copy_counts``, for ``many_copies``).
+    """
     declared: dict[str, list[Any]] = {}
-    for r in mt.declarations(events).collect():
-        declared.setdefault(r["table_name"], []).append(r)
+    data_events = distinct = 0
+    for r in mt.declarations(events, *mt.copy_counts()).collect():
+        data_events += r["data_events"]
+        distinct += r["distinct_data"]
+        if r["declares"]:
+            declared.setdefault(r["table_name"], []).append(r)
+    return declared, (data_events, distinct)
+
+
+def collect_column_lists(events: DataFrame, declared: dict[str, list[Any]],
+                         need_order: Callable[[str], bool]) -> dict[str, list[tuple]]:
+    """Per table, its declared column lists (``survey``) as (first order, last order, columns, primary key,
+    row-id column). The order keys place declarations against each other, against the run's DDL and against a
+    ``--base`` watermark: a table whose declarations are one (``_one_declaration``) and that has none of the
+    others (``need_order`` false) gets None for both, which spares the sort-based aggregate over all of its
+    events."""
     single = {t: _one_declaration(rows) for t, rows in declared.items() if not need_order(t)}
     ordered = sorted(t for t in declared if single.get(t) is None)
     out: dict[str, list[tuple]] = {}
@@ -340,11 +353,12 @@ def _table_plan(previous: dict, lists: list[tuple], ddls: list[mt.DdlEvent]) -> 
     }
 
 
-def many_copies(data: DataFrame) -> bool:
+def many_copies(counts: tuple[int, int]) -> bool:
     """Whether the data events repeat enough (re-sent messages, overlapping replays) that dropping later copies
-    before the shuffle (``copies.first_copies``) pays for its aggregate; estimated in one narrow pass."""
-    share = mt.copy_share(data).first()
-    return bool(share["events"]) and share["distinct"] <= share["events"] * (1 - COPY_SHARE_WORTH_DROPPING)
+    before the shuffle (``copies.first_copies``) pays for its aggregate; ``counts``: (data events, estimated
+    distinct events) from ``survey``."""
+    events, distinct = counts
+    return bool(events) and distinct <= events * (1 - COPY_SHARE_WORTH_DROPPING)
 
 
 def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional[str] = None,
@@ -356,15 +370,15 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
 
     known_ddl = {d["hash"] for t in base_tables.values() for d in t.get("ddl_history", [])}
     ddls = collect_ddls(events, known_ddl)
-    lists = collect_column_lists(events, lambda table: table in ddls or table in base_tables)
+    declared, copies = survey(events)
+    lists = collect_column_lists(events, declared, lambda table: table in ddls or table in base_tables)
 
     declared_keys = [pk for table_lists in lists.values() for _, _, _, pk, _ in table_lists]
     data = events.filter(F.col("op").isin(*mt.DATA_OPS) & F.col("table_name").isNotNull())
     work = mt.prepare_events(data, declared_keys)
     if base_canonical is not None:
         work = work.unionByName(mt.prepare_base(base_canonical.filter(F.col("kind") == "state")))
-    partitions = int(spark.conf.get("spark.sql.shuffle.partitions"))
-    canonical = mt.apply_events(work, partitions, ddls, history, drop_copies=many_copies(data))
+    canonical = mt.apply_events(work, ddls, history, drop_copies=many_copies(copies))
     if history and base_canonical is not None:
         canonical = canonical.unionByName(base_canonical.filter(F.col("kind") == "version")
                                           .select(*mt.CANONICAL_ARROW.names))

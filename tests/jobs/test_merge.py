@@ -232,9 +232,6 @@ def test_dropping_later_copies_first_changes_nothing(spark, tmp_path, monkeypatc
     later copies dropped before the shuffle (``transforms.merge.copies``). The result must be what the ordered
     apply gives with every copy present: the same tables and history byte for byte, the same canonical rows
     (identities and the positions of the copies applied), and the source's state."""
-    from pyspark.sql import functions as F
-    from cdc_jobs.transforms import merge as mt
-
     w = generate(SEED, n_changes=300, n_days=2, dup_rate=0.5)
     days = []
     for i, events in enumerate(w.days):
@@ -243,13 +240,13 @@ def test_dropping_later_copies_first_changes_nothing(spark, tmp_path, monkeypatc
         days.append(write_replay(events + resent, tmp_path / f"day{i}"))
     replays = [days[0], *days]  # the first day replayed twice: copies at the very same positions
 
-    def data(paths):
-        return merge_job.read_events(spark, [str(p) for p in paths], []).filter(F.col("op").isin(*mt.DATA_OPS))
+    def copies(paths):
+        return merge_job.survey(merge_job.read_events(spark, [str(p) for p in paths], []))[1]
 
-    assert merge_job.many_copies(data(replays))
-    assert not merge_job.many_copies(data([write_replay(w.days[0], tmp_path / "plain")]))  # 10% copies: not worth it
+    assert merge_job.many_copies(copies(replays))
+    assert not merge_job.many_copies(copies([write_replay(w.days[0], tmp_path / "plain")]))  # 10%: not worth it
     for drop in (True, False):
-        monkeypatch.setattr(merge_job, "many_copies", lambda _data, drop=drop: drop)
+        monkeypatch.setattr(merge_job, "many_copies", lambda _counts, drop=drop: drop)
         run_merge(replays, tmp_path / f"state-{drop}", history=True)
     dropped, kept = tmp_path / "state-True", tmp_path / "state-False"
     assert data_files(dropped) == data_files(kept), f"seed {SEED}"

@@ -9,8 +9,8 @@ holds each event many times shuffles, sorts and windows it once per source and p
 hash aggregate, partly before its own shuffle: copies inside one input task never leave it.
 
 The aggregate and its shuffle cost as much as they save when nothing repeats: the merge's main job took 1.7x as
-long with it on 1M distinct events. So the merge estimates first (``copy_share``, one pass over narrow columns,
-about 1.4 s per million events) and reduces only an archive with many copies.
+long with it on 1M distinct events. So the merge estimates first (``copy_counts``, in the pass that collects the
+declared column lists) and reduces only an archive with many copies.
 
 Not reduced: rows of a ``--base`` state; rows of a table without key and without sequence, whose identity
 includes their position (identical such rows are several rows, ``keys.identity``); rows without an offset or
@@ -26,7 +26,7 @@ from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from .keys import ROW_HASH, WORK_COLUMNS
+from .keys import DATA_OPS, ROW_HASH, WORK_COLUMNS
 
 # (offset, index) as one decimal that orders like the pair: Spark's hash aggregate keeps fixed-width buffers
 # only, and a struct minimum would fall back to sorting every row.
@@ -49,15 +49,19 @@ def _unpacked(packed: SparkColumn) -> tuple[SparkColumn, SparkColumn]:
     return offset, index
 
 
-def copy_share(events: DataFrame) -> DataFrame:
-    """One row: the data ``events`` and an estimate of how many distinct events they hold, from what copies share
-    that can be read without the images (table, op, sequence, event time, index in the message; and the
-    position, for events without sequence). Different events that only share these count as one: that can only
-    make ``first_copies`` run where it finds little to drop, never drop a row it should keep."""
+def copy_counts() -> list[SparkColumn]:
+    """Aggregates over events: how many are data events (``data_events``), and an estimate of how many distinct
+    events those hold (``distinct_data``), from what copies share that can be read without the images (table,
+    op, sequence, event time, index in the message; and the position, for events without sequence). Different
+    events that only share these count as one: that can only make ``first_copies`` run where it finds little to
+    drop, never drop a row it should keep. Copies of an event fall in the same group of any grouping by event
+    content, so per-group estimates add up to the whole's."""
+    data = F.col("op").isin(*DATA_OPS) & F.col("table_name").isNotNull()
     sequence = F.coalesce("sequence", F.array().cast("array<decimal(38,0)>"))
     unsequenced = F.when(F.size(sequence) == 0, F.struct("pos_source", "pos_partition", "pos_offset"))
     fingerprint = F.xxhash64("table_name", "op", sequence, "event_time_ms", "pos_index", unsequenced)
-    return events.agg(F.count(F.lit(1)).alias("events"), F.approx_count_distinct(fingerprint).alias("distinct"))
+    return [F.count_if(data).alias("data_events"),
+            F.approx_count_distinct(F.when(data, fingerprint)).alias("distinct_data")]
 
 
 def first_copies(work: DataFrame) -> DataFrame:

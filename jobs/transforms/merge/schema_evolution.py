@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Iterable, Optional, Sequence
 
+from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -104,11 +105,18 @@ def _declared(events: DataFrame) -> tuple[DataFrame, list]:
              F.col("columns.jdbc_type").alias("jdbc"), pk.alias("pk"), F.col("row_id_column").alias("row_id")])
 
 
-def declarations(events: DataFrame) -> DataFrame:
+def declarations(events: DataFrame, *also: SparkColumn) -> DataFrame:
     """Small aggregate: per table, each distinct declared column list (with key and row-id column). A hash
-    aggregate: cheap, unlike the order keys of ``column_lists``, which only some tables need."""
+    aggregate: cheap, unlike the order keys of ``column_lists``, which only some tables need.
+
+    ``also``: more aggregates over *every* event, computed in the same pass over the events (a second pass costs
+    as much as this one). With them, events that declare no columns form groups of their own, and the column
+    ``declares`` tells the declared lists from those."""
     declaring, grouping = _declared(events)
-    return declaring.groupBy(*grouping).agg(F.count(F.lit(1)).alias("events"))
+    if not also:
+        return declaring.groupBy(*grouping).agg(F.count(F.lit(1)).alias("events"))
+    declares = F.size(F.coalesce("columns", F.array())) > 0
+    return events.groupBy(*grouping, declares.alias("declares")).agg(F.count(F.lit(1)).alias("events"), *also)
 
 
 def column_lists(events: DataFrame, tables: Optional[Sequence[str]] = None) -> DataFrame:
