@@ -26,6 +26,8 @@ from typing import Iterable, Mapping, Optional
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from .sequence import SEQUENCE_TYPE, sequence_or_empty
+
 DATA_OPS = ("SNAPSHOT", "INSERT", "UPDATE", "DELETE")
 PRESENT_OPS = ("SNAPSHOT", "INSERT", "UPDATE")
 OP_COUNT_KEYS = {"SNAPSHOT": "snapshot", "INSERT": "insert", "UPDATE": "update", "DELETE": "delete",
@@ -75,7 +77,7 @@ def order_struct(phase: Column | int) -> Column:
     """The canonical order (sequence, archive position) behind a leading phase."""
     return F.struct(
         (phase if isinstance(phase, Column) else F.lit(phase)).alias("phase"),
-        F.coalesce(F.col("sequence"), F.array().cast("array<decimal(38,0)>")).alias("sequence"),
+        sequence_or_empty().alias("sequence"),
         F.col("pos_source").alias("src"), F.col("pos_partition").alias("part"), F.col("pos_offset").alias("off"),
         F.col("pos_index").alias("idx"),
     )
@@ -123,7 +125,7 @@ def event_facts(events: DataFrame) -> DataFrame:
 
 def base_facts(base_keys: DataFrame) -> DataFrame:
     """(table_name, key) rows of the --base state -> facts "present" ordered before every event."""
-    ord_ = F.struct(F.lit(0).alias("phase"), F.lit(None).cast("array<decimal(38,0)>").alias("sequence"),
+    ord_ = F.struct(F.lit(0).alias("phase"), F.lit(None).cast(SEQUENCE_TYPE).alias("sequence"),
                     F.lit(None).cast("string").alias("src"), F.lit(None).cast("int").alias("part"),
                     F.lit(None).cast("long").alias("off"), F.lit(None).cast("int").alias("idx"))
     return base_keys.select("table_name", F.lit("BASE").alias("op"), F.lit(None).cast("long").alias("event_time_ms"),

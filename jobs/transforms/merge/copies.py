@@ -27,6 +27,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from .keys import DATA_OPS, ROW_HASH, WORK_COLUMNS
+from ..sequence import sequence_or_empty
 
 # (offset, index) as one decimal that orders like the pair: Spark's hash aggregate keeps fixed-width buffers
 # only, and a struct minimum would fall back to sorting every row.
@@ -57,7 +58,7 @@ def copy_counts() -> list[SparkColumn]:
     drop, never drop a row it should keep. Copies of an event fall in the same group of any grouping by event
     content, so per-group estimates add up to the whole's."""
     data = F.col("op").isin(*DATA_OPS) & F.col("table_name").isNotNull()
-    sequence = F.coalesce("sequence", F.array().cast("array<decimal(38,0)>"))
+    sequence = sequence_or_empty()
     unsequenced = F.when(F.size(sequence) == 0, F.struct("pos_source", "pos_partition", "pos_offset"))
     fingerprint = F.xxhash64("table_name", "op", sequence, "event_time_ms", "pos_index", unsequenced)
     return [F.count_if(data).alias("data_events"),

@@ -14,6 +14,7 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from .order import rank_column
+from ..sequence import sequence_or_empty
 
 ROW_HASH = "#row"  # first element of the key of a table without primary key: ["#row", sha256]
 DATA_OPS = ("SNAPSHOT", "INSERT", "UPDATE", "DELETE")
@@ -139,7 +140,7 @@ def prepare_events(events: DataFrame, primary_keys: Sequence[Sequence[str]] = ()
                 F.col("_part.r").alias("role"),
                 "op",
                 rank_column().alias("rank"),
-                F.coalesce("sequence", F.array().cast("array<decimal(38,0)>")).alias("sequence"),
+                sequence_or_empty().alias("sequence"),
                 "pos_source", "pos_partition", "pos_offset", "pos_index", "event_time_ms", "format",
                 F.lit(None).cast("string").alias("hash"),  # computed for the rows kept (``identity``)
                 "before", "after",

@@ -35,6 +35,7 @@ from pyspark.sql.window import Window
 
 from .keys import IMAGE_TYPE, ROW_HASH, SORT_COLUMNS, WORK_COLUMNS, content, identity
 from .order import OrderKey
+from ..sequence import SEQUENCE_TYPE, sequence_or_empty
 
 DECIDED = "_decided"  # this row is the whole state of its key (the ordered apply passes it through)
 DECIDED_IMAGE = "_decided_image"
@@ -42,7 +43,7 @@ DECIDED_IMAGE = "_decided_image"
 
 def order_struct() -> SparkColumn:
     """The order key as a Spark struct, NULL positions read as ``order.order_key`` reads them."""
-    return F.struct(F.col("rank"), F.coalesce("sequence", F.array().cast("array<decimal(38,0)>")).alias("sequence"),
+    return F.struct(F.col("rank"), sequence_or_empty().alias("sequence"),
                     F.coalesce("pos_source", F.lit("")).alias("pos_source"),
                     F.coalesce("pos_partition", F.lit(-1)).alias("pos_partition"),
                     F.coalesce("pos_offset", F.lit(0).cast("bigint")).alias("pos_offset"),
@@ -52,7 +53,7 @@ def order_struct() -> SparkColumn:
 def order_literal(order: OrderKey) -> SparkColumn:
     rank, seq, src, part, off, idx = order
     return F.struct(F.lit(rank).alias("rank"),
-                    F.array(*[F.lit(s) for s in seq]).cast("array<decimal(38,0)>").alias("sequence"),
+                    F.array(*[F.lit(s) for s in seq]).cast(SEQUENCE_TYPE).alias("sequence"),
                     F.lit(src).alias("pos_source"), F.lit(part).alias("pos_partition"),
                     F.lit(off).cast("bigint").alias("pos_offset"), F.lit(idx).alias("pos_index"))
 

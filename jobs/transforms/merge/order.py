@@ -12,6 +12,8 @@ from typing import Optional, Sequence
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import functions as F
 
+from ..sequence import sequence_or_empty
+
 ORDER_FIELDS = ["rank", "sequence", "pos_source", "pos_partition", "pos_offset", "pos_index"]
 
 OrderKey = tuple  # (rank, (Decimal, ...), source, partition, offset, index)
@@ -25,4 +27,4 @@ def order_key(rank: int, sequence: Optional[Sequence[Decimal]], source: Optional
 
 
 def rank_column() -> SparkColumn:
-    return F.when((F.col("op") == "SNAPSHOT") & (F.size(F.coalesce("sequence", F.array())) == 0), 0).otherwise(1)
+    return F.when((F.col("op") == "SNAPSHOT") & (F.size(sequence_or_empty()) == 0), 0).otherwise(1)

@@ -13,6 +13,7 @@ from pyspark.sql import functions as F
 from .ddl_parse import DdlAction
 from .keys import event_hash
 from .order import OrderKey, rank_column
+from ..sequence import sequence_or_empty
 
 SCHEMA_OPS = ("DDL", "TRUNCATE")
 
@@ -123,8 +124,8 @@ def column_lists(events: DataFrame, tables: Optional[Sequence[str]] = None) -> D
     """Small aggregate: per table (of ``tables``, default all), each distinct declared column list with its first
     and last order key. The minimum and maximum of a struct are a sort-based aggregate: several times the cost
     of ``declarations`` over the same events."""
-    order = F.struct(rank_column().alias("rank"), F.coalesce("sequence", F.array().cast("array<decimal(38,0)>"))
-                     .alias("sequence"), "pos_source", "pos_partition", "pos_offset", "pos_index")
+    order = F.struct(rank_column().alias("rank"), sequence_or_empty().alias("sequence"), "pos_source",
+                     "pos_partition", "pos_offset", "pos_index")
     declaring, grouping = _declared(events)
     if tables is not None:
         declaring = declaring.filter(F.col("table_name").isin(*tables))
