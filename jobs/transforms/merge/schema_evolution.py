@@ -110,12 +110,10 @@ def declarations(events: DataFrame, *also: SparkColumn) -> DataFrame:
     """Small aggregate: per table, each distinct declared column list (with key and row-id column). A hash
     aggregate: cheap, unlike the order keys of ``column_lists``, which only some tables need.
 
-    ``also``: more aggregates over *every* event, computed in the same pass over the events (a second pass costs
-    as much as this one). With them, events that declare no columns form groups of their own, and the column
-    ``declares`` tells the declared lists from those."""
-    declaring, grouping = _declared(events)
-    if not also:
-        return declaring.groupBy(*grouping).agg(F.count(F.lit(1)).alias("events"))
+    Events that declare no columns form groups of their own; the column ``declares`` tells the declared lists
+    from those. ``also``: more aggregates over every event, computed in the same pass (a second pass over the
+    events costs as much as this one)."""
+    _, grouping = _declared(events)
     declares = F.size(F.coalesce("columns", F.array())) > 0
     return events.groupBy(*grouping, declares.alias("declares")).agg(F.count(F.lit(1)).alias("events"), *also)
 
