@@ -147,17 +147,15 @@ def _one_declaration(rows: Sequence[Any]) -> Optional[list[tuple]]:
 
 
 def survey(events: DataFrame) -> tuple[dict[str, list[Any]], tuple[int, int]]:
-    """One pass over the events: each table's distinct declared column lists (``declarations``), and the data
-    events' count with an estimate of how many distinct events they hold (``copy_counts``, for ``many_copies``).
-    """
+    """Each table's distinct declared column lists (``declarations``, one pass that also counts the data events),
+    and the copy estimate for ``many_copies`` (``copy_counts``: a sampled pass over the light columns)."""
     declared: dict[str, list[Any]] = {}
-    data_events = distinct = 0
-    for r in mt.declarations(events, *mt.copy_counts()).collect():
+    data_events = 0
+    for r in mt.declarations(events, F.count_if(mt.is_data_event()).alias("data_events")).collect():
         data_events += r["data_events"]
-        distinct += r["distinct_data"]
         if r["declares"]:
             declared.setdefault(r["table_name"], []).append(r)
-    return declared, (data_events, distinct)
+    return declared, mt.copy_counts(events, data_events)
 
 
 def collect_column_lists(events: DataFrame, declared: dict[str, list[Any]],
@@ -356,7 +354,7 @@ def _table_plan(previous: dict, lists: list[tuple], ddls: list[mt.DdlEvent]) -> 
 def many_copies(counts: tuple[int, int]) -> bool:
     """Whether the data events repeat enough (re-sent messages, overlapping replays) that dropping later copies
     before the shuffle (``copies.first_copies``) pays for its aggregate; ``counts``: (data events, estimated
-    distinct events) from ``survey``."""
+    distinct events, both of one sample) from ``survey``."""
     events, distinct = counts
     return bool(events) and distinct <= events * (1 - COPY_SHARE_WORTH_DROPPING)
 
@@ -374,7 +372,7 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
     lists = collect_column_lists(events, declared, lambda table: table in ddls or table in base_tables)
 
     declared_keys = [pk for table_lists in lists.values() for _, _, _, pk, _ in table_lists]
-    data = events.filter(F.col("op").isin(*mt.DATA_OPS) & F.col("table_name").isNotNull())
+    data = events.filter(mt.is_data_event())
     work = mt.prepare_events(data, declared_keys)
     if base_canonical is not None:
         work = work.unionByName(mt.prepare_base(base_canonical.filter(F.col("kind") == "state")))

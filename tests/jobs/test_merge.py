@@ -15,6 +15,7 @@ from cdc_codecs import scenario
 from cdc_codecs.event import Column, Event, Op, Position
 from cdc_jobs import cli
 from cdc_jobs.commands import merge as merge_job
+from cdc_jobs.transforms.merge import copies as copies_module
 
 from workload import generate, write_replay  # beside the tests (tests/jobs/conftest.py puts it on sys.path)
 
@@ -243,8 +244,19 @@ def test_dropping_later_copies_first_changes_nothing(spark, tmp_path, monkeypatc
     def copies(paths):
         return merge_job.survey(merge_job.read_events(spark, [str(p) for p in paths], []))[1]
 
-    assert merge_job.many_copies(copies(replays))
-    assert not merge_job.many_copies(copies([write_replay(w.days[0], tmp_path / "plain")]))  # 10%: not worth it
+    plain = [write_replay(w.days[0], tmp_path / "plain")]
+    repeated, once = copies(replays), copies(plain)
+    assert merge_job.many_copies(repeated)
+    assert not merge_job.many_copies(once)  # 10%: not worth it
+    # Big archives are estimated on a sample drawn by fingerprint: the copies of an event are in it or out of it
+    # together, so the sample repeats events as often as the whole (here: the workload's copies, read thrice).
+    thrice = [write_replay([e for day in w.days for e in day], tmp_path / "all")] * 3
+    whole = copies(thrice)
+    monkeypatch.setattr(copies_module, "COPY_SAMPLE", whole[0] // 4)
+    sample = copies(thrice)
+    assert 0 < sample[0] < whole[0] / 2 and sample[0] % 3 == 0, (sample, whole)
+    assert abs((sample[0] / sample[1]) / (whole[0] / whole[1]) - 1) < 0.25, (sample, whole)
+    monkeypatch.undo()
     for drop in (True, False):
         monkeypatch.setattr(merge_job, "many_copies", lambda _counts, drop=drop: drop)
         run_merge(replays, tmp_path / f"state-{drop}", history=True)

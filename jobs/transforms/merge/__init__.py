@@ -65,7 +65,7 @@ from __future__ import annotations
 
 from .apply import apply_events, make_applier
 from .canonical import CANONICAL_ARROW, CANONICAL_SPARK
-from .copies import copy_counts, first_copies
+from .copies import copy_counts, first_copies, is_data_event
 from .ddl_parse import DdlAction, parse_ddl
 from .history import history_versions
 from .keys import DATA_OPS, IMAGE_TYPE, ROW_HASH, SORT_COLUMNS, WORK_COLUMNS, event_hash, prepare_base, prepare_events
@@ -73,7 +73,7 @@ from .order import ORDER_FIELDS, OrderKey, order_key, rank_column
 from .schema_evolution import (SCHEMA_OPS, ColumnDecl, DdlEvent, column_lists, declarations, evolve_columns,
                                schema_events)
 
-__all__ = ["apply_events", "copy_counts", "first_copies", "make_applier", "CANONICAL_ARROW", "CANONICAL_SPARK",
+__all__ = ["apply_events", "copy_counts", "first_copies", "is_data_event", "make_applier", "CANONICAL_ARROW", "CANONICAL_SPARK",
            "DdlAction", "parse_ddl",
            "history_versions", "DATA_OPS", "IMAGE_TYPE", "ROW_HASH", "SORT_COLUMNS", "WORK_COLUMNS", "event_hash",
            "prepare_base", "prepare_events", "ORDER_FIELDS", "OrderKey", "order_key", "rank_column", "SCHEMA_OPS",
