@@ -73,8 +73,8 @@ from .order import ORDER_FIELDS, OrderKey, order_key, rank_column
 from .schema_evolution import (SCHEMA_OPS, ColumnDecl, DdlEvent, column_lists, declarations, evolve_columns,
                                schema_events)
 
-__all__ = ["apply_events", "copy_counts", "first_copies", "is_data_event", "make_applier", "CANONICAL_ARROW", "CANONICAL_SPARK",
-           "DdlAction", "parse_ddl",
+__all__ = ["apply_events", "copy_counts", "first_copies", "is_data_event", "make_applier", "CANONICAL_ARROW",
+           "CANONICAL_SPARK", "DdlAction", "parse_ddl",
            "history_versions", "DATA_OPS", "IMAGE_TYPE", "ROW_HASH", "SORT_COLUMNS", "WORK_COLUMNS", "event_hash",
            "prepare_base", "prepare_events", "ORDER_FIELDS", "OrderKey", "order_key", "rank_column", "SCHEMA_OPS",
            "ColumnDecl", "DdlEvent", "column_lists", "declarations", "evolve_columns", "schema_events"]
