@@ -65,10 +65,11 @@ from __future__ import annotations
 
 from .apply import apply_events, make_applier
 from .canonical import CANONICAL_ARROW, CANONICAL_SPARK
-from .copies import copy_counts, first_copies, is_data_event
+from .copies import copy_counts, first_copies
 from .ddl_parse import DdlAction, parse_ddl
 from .history import history_versions
-from .keys import DATA_OPS, IMAGE_TYPE, ROW_HASH, SORT_COLUMNS, WORK_COLUMNS, event_hash, prepare_base, prepare_events
+from .keys import (DATA_OPS, IMAGE_TYPE, ROW_HASH, SORT_COLUMNS, WORK_COLUMNS, event_hash, is_data_event, prepare_base,
+                   prepare_events)
 from .order import ORDER_FIELDS, OrderKey, order_key, rank_column
 from .schema_evolution import (SCHEMA_OPS, ColumnDecl, DdlEvent, column_lists, declarations, evolve_columns,
                                schema_events)

@@ -26,7 +26,7 @@ from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from .keys import DATA_OPS, ROW_HASH, WORK_COLUMNS
+from .keys import ROW_HASH, WORK_COLUMNS, is_data_event
 from ..sequence import sequence_or_empty
 
 # (offset, index) as one decimal that orders like the pair: Spark's hash aggregate keeps fixed-width buffers
@@ -55,11 +55,6 @@ def _unpacked(packed: SparkColumn) -> tuple[SparkColumn, SparkColumn]:
 COPY_SAMPLE = 200_000
 
 
-def is_data_event() -> SparkColumn:
-    """The events the merge applies as rows (not DDL, not markers)."""
-    return F.col("op").isin(*DATA_OPS) & F.col("table_name").isNotNull()
-
-
 def _fingerprint() -> SparkColumn:
     """What copies of an event share that can be read without the images: table, op, sequence, event time,
     index in the message; and the position, for events without sequence. Different events that only share
@@ -81,8 +76,8 @@ def copy_counts(events: DataFrame, data_events: int) -> tuple[int, int]:
         return 0, 0
     every = max(1, data_events // COPY_SAMPLE)
     fingerprint = F.col("_fingerprint")
-    sample = (events.select(_fingerprint().alias("_fingerprint"), is_data_event().alias("_data"))
-              .filter(F.col("_data") & (F.pmod(fingerprint, F.lit(every)) == 0)))
+    sample = (events.filter(is_data_event()).select(_fingerprint().alias("_fingerprint"))
+              .filter(F.pmod(fingerprint, F.lit(every)) == 0))
     r = sample.agg(F.count(F.lit(1)).alias("events"), F.approx_count_distinct(fingerprint).alias("distinct")).first()
     return int(r["events"]), int(r["distinct"])
 

@@ -21,6 +21,11 @@ DATA_OPS = ("SNAPSHOT", "INSERT", "UPDATE", "DELETE")
 IMAGE_TYPE = "map<string,string>"
 
 
+def is_data_event() -> SparkColumn:
+    """The events the merge applies as rows of a table (not DDL, not markers)."""
+    return F.col("op").isin(*DATA_OPS) & F.col("table_name").isNotNull()
+
+
 def _empty_image() -> SparkColumn:
     return F.create_map().cast(IMAGE_TYPE)
 
