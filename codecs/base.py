@@ -77,10 +77,13 @@ class Capabilities:
 
 class ContainerDecoder(NamedTuple):
     """``Codec.container_decoder``: read each record of the file with ``schema`` (the codec's own, whose bytes
-    the file's writer schema lays out the same way), then ``decode(datum, position)``."""
+    the file's writer schema lays out the same way), then ``decode(datum, position)``; or first, when given,
+    ``rows(datum, at)``: the fast path that builds the DECODED rows of a datum in its common shape without an
+    ``Event`` (as ``Codec.plain_rows`` does for message bytes), or None to take ``decode``."""
 
     schema: Any
     decode: Callable[[Any, Position], list[Event]]
+    rows: Optional[Callable[[Any, tuple], Optional[list[tuple]]]] = None
 
 
 @dataclass(frozen=True)
@@ -210,10 +213,11 @@ class Codec:
 
     def plain_rows(self, raw: bytes, at: tuple) -> Optional[list[tuple]]:
         """An optional fast path of the decode step for the shape most of a format's messages have: the DECODED
-        rows (``shared.plain_rows.data_row``) of the message ``raw`` found at ``at`` (``shared.plain_rows.RecordAt``), built without
-        an ``Event`` per row and already checked against the event record (``contract``); or ``None`` when the
-        message is not in that shape, and the decode step runs ``decode`` (which names any error). It must give
-        exactly the rows ``decode`` gives; a format's fast-path test compares them. Default: no fast path."""
+        rows (``shared.plain_rows.data_row``) of the message ``raw`` found at ``at``
+        (``shared.plain_rows.RecordAt``), built without an ``Event`` per row and already checked against the
+        event record (``contract``); or ``None`` when the message is not in that shape, and the decode step runs
+        ``decode`` (which names any error). It must give exactly the rows ``decode`` gives; a format's fast-path
+        test compares them. Default: no fast path."""
         return None
 
     def assemble(self, fragments: Sequence[Event]) -> Event:

@@ -344,8 +344,20 @@ def _column(name: str, type_name: Optional[str] = None) -> Column:
     return column
 
 
+def declaration(names: Sequence[str], type_names: Sequence[Optional[str]]) -> tuple[Column, ...]:
+    """The declared columns of a record, one tuple object per distinct declaration: the rows of a table then
+    share it, and the decode step converts each shared declaration once per batch instead of once per record."""
+    key = tuple(zip(names, type_names))
+    declared = _DECLARED.get(key)
+    if declared is None:
+        if len(_DECLARED) >= 4096:
+            _DECLARED.clear()
+        declared = _DECLARED[key] = tuple(_column(n, t) for n, t in key)
+    return declared
+
+
 @functools.lru_cache(maxsize=4096)
-def _key_columns(info: str) -> tuple[str, ...]:
+def key_columns(info: str) -> tuple[str, ...]:
     """The key columns ``tags["pk_uk_info"]`` names: PRIMARY, else the first unique key. Every record of a table
     carries the same text, so each distinct one is parsed once. ValueError for text that is not key JSON."""
     keys = json.loads(info)
@@ -385,8 +397,11 @@ class DtsAvroCodec(Codec):
     def container_decoder(self, writer_schema: Any) -> Optional[ContainerDecoder]:
         for schema, born in ((RECORD15, True), (RECORD14, False)):
             if same_layout(writer_schema, schema):
+                from .dts_avro_rows import plain_rows  # the fast path builds on this module's helpers
+
                 return ContainerDecoder(schema, lambda datum, position, schema=schema, born=born: [
-                    self._event(self._checked(schema, datum, position), born, position)])
+                    self._event(self._checked(schema, datum, position), born, position)],
+                    lambda datum, at, born=born: plain_rows(datum, born, at))
         return None
 
     def _checked(self, schema: Any, datum: dict, position: Position) -> dict:
@@ -458,7 +473,8 @@ class DtsAvroCodec(Codec):
             format=self.name, op=op, database=database, schema=schema, table=table, position=position,
             before=converted["before"], after=converted["after"], columns=columns,
             primary_key=self._primary_key(datum["tags"], position), event_time_ms=datum["sourceTimestamp"] * 1000,
-            sequence=() if datum["id"] == NO_SEQUENCE_ID else (Decimal(datum["id"]),), transaction_id=datum["sourceTxid"] or None, ddl=ddl, vendor=vendor)
+            sequence=() if datum["id"] == NO_SEQUENCE_ID else (Decimal(datum["id"]),),
+            transaction_id=datum["sourceTxid"] or None, ddl=ddl, vendor=vendor)
 
     def _names(self, object_name: Optional[str], position: Position
                ) -> tuple[Optional[str], Optional[str], Optional[str]]:
@@ -499,15 +515,7 @@ class DtsAvroCodec(Codec):
             except ValueError as exc:
                 raise self.error(f"afterImages[{i}]", position, f"column {col.name}: {exc}")
             specs[col.name] = column_spec(typed)
-        # One tuple object per distinct declaration: the rows of a table then share it, and the decode step
-        # converts each shared declaration once per batch instead of once per record.
-        key = tuple([(c.name, c.type_name) for c in out])
-        declared = _DECLARED.get(key)
-        if declared is None:
-            if len(_DECLARED) >= 4096:
-                _DECLARED.clear()
-            declared = _DECLARED[key] = tuple(out)
-        return declared, specs
+        return declaration([c.name for c in out], [c.type_name for c in out]), specs
 
     def _image(self, side: str, image: Optional[list], columns: Sequence[Column], specs: Mapping[str, dict],
                position: Position) -> tuple[Optional[Image], dict]:
@@ -541,7 +549,7 @@ class DtsAvroCodec(Codec):
         if not info:
             return ()
         try:
-            return _key_columns(info)
+            return key_columns(info)
         except ValueError as exc:
             raise self.error('tags["pk_uk_info"]', position, f"not key JSON: {exc}")
 

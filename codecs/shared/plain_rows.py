@@ -36,11 +36,12 @@ def column_dicts(columns: tuple[Column, ...]) -> list[dict]:
 
 def data_row(fmt: str, op: str, database: Optional[str], table: Optional[str], before: Optional[Image],
              after: Optional[Image], columns: list[dict], primary_key: tuple, event_time_ms: Optional[int],
-             sequence: tuple, at: RecordAt, index: int, vendor: Optional[str], first: bool) -> tuple:
-    """The DECODED row (``DECODED_ROW`` order) of a plain row event: no schema, transaction, DDL, fragments or
+             sequence: tuple, at: RecordAt, index: int, vendor: Optional[str], first: bool,
+             transaction_id: Optional[str] = None) -> tuple:
+    """The DECODED row (``DECODED_ROW`` order) of a plain row event: no schema, DDL, fragments or
     merge facts. What ``to_record(event)`` plus the empty dead-letter columns hold for the same event, without
     building the ``Event`` (``columns``: ``column_dicts`` of the declaration, shared by the rows of a table;
     ``vendor``: the vendor data as JSON text)."""
     return (fmt, op, database, None, table, ".".join([p for p in (database, table) if p]), before, after, columns,
-            primary_key, event_time_ms, sequence, at[0], at[1], at[2], index, at[3], at[4], at[5] or [], None,
-            None, vendor, None, 0, 1, (), False, None, None, None, None, first)
+            primary_key, event_time_ms, sequence, at[0], at[1], at[2], index, at[3], at[4], at[5] or [],
+            transaction_id, None, vendor, None, 0, 1, (), False, None, None, None, None, first)

@@ -8,8 +8,9 @@ The sources decode where they read (``cdc_jobs.io.files`` and ``cdc_jobs.io.kafk
 in their readers): a message goes from its bytes to DECODED rows in one Python step, never through the JVM as
 bytes first. ``assemble`` then joins the fragments of multi-message events across partitions.
 
-A codec with a fast path for its plain messages (``Codec.plain_rows``) hands their rows over as tuples without an
-``Event`` per row; any other message (and any it declines) takes ``decode``, which is the reference.
+A codec with a fast path for its plain messages (``Codec.plain_rows``, or ``ContainerDecoder.rows`` for the datums
+of an Avro container) hands their rows over as tuples without an ``Event`` per row; any other message (and any it
+declines) takes ``decode``, which is the reference.
 """
 
 from __future__ import annotations
@@ -74,21 +75,25 @@ def decode_rows(fmt: str, cols: dict, n: int) -> list[dict]:
 
 def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) -> None:
     values = cols["value"]
-    # Avro container records the reader already read: (decode, datum) per row (``Codec.container_decoder``);
+    # Avro container records the reader already read: (decoder, datum) per row (``Codec.container_decoder``);
     # their ``value`` is still the record's archived bytes, which a dead letter keeps (``cdc_jobs.io.files``).
     datums = cols.get("datum") or (None,) * n
     # The codec's fast path for its plain messages (``Codec.plain_rows``), when it has one.
     plain = getattr(codec, "plain_rows", None)
     if getattr(type(codec), "plain_rows", None) is Codec.plain_rows:
         plain = None  # the default declines every message: skip the call
-    if plain is not None:
-        sources, partitions, offsets = cols["pos_source"], cols["pos_partition"], cols["pos_offset"]
-        stamps, keys, headers = cols["pos_timestamp_ms"], cols["pos_key"], cols["pos_headers"]
+    sources, partitions, offsets = cols["pos_source"], cols["pos_partition"], cols["pos_offset"]
+    stamps, keys, headers = cols["pos_timestamp_ms"], cols["pos_key"], cols["pos_headers"]
     for i in range(n):
         datum = datums[i]
         raw = values[i] if datum is None else None
         if plain is not None and raw is not None:
             rows = plain(raw, (sources[i], partitions[i], offsets[i], stamps[i], keys[i], headers[i]))
+            if rows is not None:
+                out.add_rows(rows)
+                continue
+        elif datum is not None and datum[0].rows is not None:  # the container decoder's fast path
+            rows = datum[0].rows(datum[1], (sources[i], partitions[i], offsets[i], stamps[i], keys[i], headers[i]))
             if rows is not None:
                 out.add_rows(rows)
                 continue
@@ -99,7 +104,7 @@ def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) ->
             out.add_dead(tombstone(fmt, pos))
             continue
         try:
-            events = codec.decode(raw, pos) if datum is None else datum[0](datum[1], pos)
+            events = codec.decode(raw, pos) if datum is None else datum[0].decode(datum[1], pos)
             if not events:
                 raise DecodeError(fmt, "(message)", pos, "the message holds no event")
             check_events(fmt, events)  # values that parse but do not fit the event record: a dead letter
