@@ -16,7 +16,13 @@ RAW_SPARK = from_arrow_schema(RAW_ARROW)
 EVENT_SPARK = from_arrow_schema(EVENT_ARROW)
 DECODED_SPARK = from_arrow_schema(DECODED_ARROW)
 ENCODED_SPARK = from_arrow_schema(ENCODED_ARROW)
-# DECODED rows with the verdict of a decode task that wrote events/ itself ("kept", "window", "after_window",
-# "tables"; NULL for dead letters and markers: ``accounting.kept_column``), see ``cdc_jobs.io.files.EventsHere``.
-COUNTED_ARROW = pa.schema(list(DECODED_ARROW) + [pa.field("kept", pa.string())])
+# What a replay whose decode tasks wrote events/ themselves (``cdc_jobs.io.files.EventsHere``) still reads of each
+# decoded row: its counts (``accounting.summarise``), its position and, for a dead letter, the dead-letter
+# columns; plus the verdict the task acted on ("kept", "window", "after_window", "tables"; NULL for dead letters
+# and markers: ``accounting.kept_column``). The event itself (images, declarations, vendor data) stays in the
+# files: carrying its empty nested columns into the JVM and the replay's cache was a quarter of the replay's time.
+COUNTED_FIELDS = [n for n in DECODED_ARROW.names if n in {
+    "format", "op", "table_name", "event_time_ms", "pos_source", "pos_partition", "pos_offset", "pos_index",
+    "pos_timestamp_ms", "fragment_index", "fragment_total", "replaces_row", "first_of_record", *DEAD_LETTER_COLUMNS}]
+COUNTED_ARROW = pa.schema([DECODED_ARROW.field(n) for n in COUNTED_FIELDS] + [pa.field("kept", pa.string())])
 COUNTED_SPARK = from_arrow_schema(COUNTED_ARROW)

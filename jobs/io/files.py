@@ -29,7 +29,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import storage
-from cdc_jobs.schemas import COUNTED_ARROW, COUNTED_SPARK, DECODED_SPARK, RAW_ARROW, RAW_SPARK
+from cdc_jobs.schemas import COUNTED_ARROW, COUNTED_FIELDS, COUNTED_SPARK, DECODED_SPARK, RAW_ARROW, RAW_SPARK
 
 if TYPE_CHECKING:
     from cdc_codecs.base import Codec
@@ -414,13 +414,6 @@ def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None 
     return reader.load()
 
 
-# Of a row whose event went to events/ (or was left out by the window or tables), what the replay still reads:
-# its counts (``accounting.summarise``) and position. The rest (images, declarations, vendor data) is NULL there.
-COUNTED_COLUMNS = frozenset({"format", "op", "table_name", "event_time_ms", "pos_source", "pos_partition",
-                             "pos_offset", "pos_index", "pos_timestamp_ms", "fragment_index", "fragment_total",
-                             "replaces_row", "dl_reason", "first_of_record"})
-
-
 class EventsHere(NamedTuple):
     """A replay whose decode tasks write events/ themselves (``cdc_jobs.io.event_files``): where, the writing
     job's id (in the file names), the window, the table patterns and the checkpoint's already-replayed records
@@ -435,8 +428,8 @@ class EventsHere(NamedTuple):
     skip: list[list]
 
     def write(self, files, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
-        """Write the kept events of a DECODED batch; yield its COUNTED rows: every row with its ``kept`` verdict,
-        dead letters and markers whole, the others with only ``COUNTED_COLUMNS``."""
+        """Write the kept events of a DECODED batch; yield its COUNTED rows: every row's ``COUNTED_FIELDS`` and
+        its ``kept`` verdict."""
         import pyarrow.compute as pc
 
         from cdc_jobs.schemas import EVENT_FIELDS
@@ -451,13 +444,4 @@ class EventsHere(NamedTuple):
             batch = batch.filter(pc.invert(done))
         kept = kept_array(batch, self.since_ms, self.until_ms, self.tables)
         files.write(batch.filter(pc.fill_null(pc.equal(kept, "kept"), False)).select(EVENT_FIELDS))
-        counted = pc.is_valid(kept)
-        whole = batch.filter(pc.invert(counted))
-        if whole.num_rows:
-            yield pa.RecordBatch.from_arrays([*whole.columns, pc.filter(kept, pc.invert(counted))],
-                                             schema=COUNTED_ARROW)
-        narrow = batch.filter(counted)
-        if narrow.num_rows:
-            yield pa.RecordBatch.from_arrays(
-                [c if f.name in COUNTED_COLUMNS else pa.nulls(narrow.num_rows, f.type)
-                 for c, f in zip(narrow.columns, narrow.schema)] + [pc.filter(kept, counted)], schema=COUNTED_ARROW)
+        yield pa.RecordBatch.from_arrays([*batch.select(COUNTED_FIELDS).columns, kept], schema=COUNTED_ARROW)
