@@ -8,14 +8,15 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from cdc_codecs.event_schema import (  # noqa: F401  (re-exported: the jobs import schemas from here)
     COLUMN, DATA_OP_NAMES, DEAD_LETTER_COLUMNS, DEAD_LETTER_FIELDS, DECODED_ARROW, ENCODED_ARROW,
-    ENCODED_DEAD_LETTER_COLUMNS, EVENT_ARROW, EVENT_FIELDS, FRAGMENT, HEADER, IMAGE, MARKER_KINDS, ORDER_COLUMNS,
-    PRESENT_OP_NAMES, RAW_ARROW, SEQUENCE_COMPONENT, TOMBSTONE,
+    ENCODED_DEAD_LETTER_COLUMNS, ENCODED_KEYED_ARROW, EVENT_ARROW, EVENT_FIELDS, FRAGMENT, HEADER, IMAGE, MARKER_KINDS,
+    ORDER_COLUMNS, PRESENT_OP_NAMES, RAW_ARROW, SEQUENCE_COMPONENT, TOMBSTONE,
 )
 
 RAW_SPARK = from_arrow_schema(RAW_ARROW)
 EVENT_SPARK = from_arrow_schema(EVENT_ARROW)
 DECODED_SPARK = from_arrow_schema(DECODED_ARROW)
 ENCODED_SPARK = from_arrow_schema(ENCODED_ARROW)
+ENCODED_KEYED_SPARK = from_arrow_schema(ENCODED_KEYED_ARROW)
 # What a replay whose decode tasks wrote events/ themselves (``cdc_jobs.io.files.EventsHere``) still reads of each
 # decoded row: its counts (``accounting.summarise``), its position and, for a dead letter, the dead-letter
 # columns; plus the verdict the task acted on ("kept", "window", "after_window", "tables"; NULL for dead letters

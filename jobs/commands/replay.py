@@ -22,10 +22,11 @@ from cdc_jobs.transforms.dead_letters import (NONE, OPTION, TOP, DeadLetterBudge
                                               parse_budget, summary_lines, table_counts)
 from cdc_jobs.transforms.decode import assemble
 from cdc_jobs.transforms.encode import dead_letters as encode_dead_letters
-from cdc_jobs.transforms.encode import encode, file_lines, task_count
+from cdc_jobs.transforms.encode import encode, file_lines, in_key_order, task_count
 from cdc_jobs.transforms.encode import messages as encoded_messages
 from cdc_jobs.errors import UsageError
-from cdc_jobs.schemas import DEAD_LETTER_COLUMNS, ENCODED_DEAD_LETTER_COLUMNS, EVENT_FIELDS, EVENT_SPARK, MARKER_KINDS
+from cdc_jobs.schemas import (DEAD_LETTER_COLUMNS, ENCODED_DEAD_LETTER_COLUMNS, ENCODED_KEYED_SPARK, EVENT_FIELDS,
+                              EVENT_SPARK, MARKER_KINDS)
 from cdc_jobs.spark import session
 from cdc_jobs.transforms.window import parse_instant, parse_primary_keys, split_patterns, tables_filter, window_filter, with_primary_keys
 
@@ -68,11 +69,12 @@ def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | N
 
 
 def events_here(spark: SparkSession, args: argparse.Namespace, stage, since_ms: int | None, until_ms: int | None,
-                patterns: list[str], keys: list, ckpt: dict | None) -> "EventsHere | None":
+                patterns: list[str], keys: list, ckpt: dict | None, target=None) -> "EventsHere | None":
     """Whether the decode tasks write events/ themselves (``cdc_jobs.io.event_files``: pyarrow's Parquet writer,
     and no full-width event in the JVM or the cache), and where: for archive files of a format whose events
     need no assembly, a stage the executors reach as a local directory (local Spark), and no ``--primary-key``
-    (applied by Spark). Otherwise None: Spark writes events/ from the decoded rows."""
+    (applied by Spark). Otherwise None: Spark writes events/ from the decoded rows. When they do and the
+    ``target`` of ``--to-format`` needs only per-key order, they also encode (``encodes_where_decoded``)."""
     from cdc_jobs.io.files import EventsHere
     from cdc_jobs.transforms.decode import may_fragment
 
@@ -80,7 +82,27 @@ def events_here(spark: SparkSession, args: argparse.Namespace, stage, since_ms: 
             or not isinstance(stage, Path) or not spark.sparkContext.master.startswith("local")):
         return None
     skip = [[s["source"], s["partition"], s["next_offset"]] for s in (ckpt or {}).get("sources", [])]
-    return EventsHere(str(stage / "events"), str(uuid.uuid4()), since_ms, until_ms, patterns, skip)
+    here = EventsHere(str(stage / "events"), str(uuid.uuid4()), since_ms, until_ms, patterns, skip)
+    if target is not None and encodes_where_decoded(target):
+        (stage / ENCODING).mkdir()
+        here = here._replace(encode=target.name, carried=carried_ops(target), encoded_dir=str(stage / ENCODING))
+    return here
+
+
+# Where the decode tasks leave the messages they encoded, inside the stage, until the re-encode has read them.
+ENCODING = "_encoding"
+
+
+def encodes_where_decoded(target) -> bool:
+    """A target that needs only per-key order writes each event's messages on their own, so the decode tasks
+    can encode them (``encode.encode_each``); one that packs rows or groups transactions needs the events of a
+    table together, in order, and is encoded after the shuffle (``encode.encode``)."""
+    return target.capabilities.order_scope == "key"
+
+
+def carried_ops(target) -> list[str]:
+    """The ops the target writes; events of other ops are reported as ``not_carried``, not encoded."""
+    return [op.value for op in Op if target.capabilities.carries(op)]
 
 
 def skip_checkpointed(rows: DataFrame, ckpt: dict | None) -> DataFrame:
@@ -151,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
     decoded = None
     try:
         with staged_output(args.out, "replay") as stage:
-            events = events_here(spark, args, stage, since_ms, until_ms, patterns, keys, ckpt)
+            events = events_here(spark, args, stage, since_ms, until_ms, patterns, keys, ckpt, target)
             decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt, events)
             # Read by several jobs (dead letters, counts, re-encode), so decoded once and kept, on disk only: a
             # memory-first cache builds each task's block in the heap before it can spill, which with two large
@@ -175,22 +197,35 @@ def run(args: argparse.Namespace) -> int:
             # Before anything is encoded or sent: over budget, nothing is published (see dead_letters.py).
             check_dead_letter_budget(budget, decoded, counts, stage, args.out)
             if target is not None:
-                # One pass: the events are encoded from the same decoded frame (persisted above), not read back.
-                carried = [op.value for op in Op if target.capabilities.carries(op)]
+                carried = carried_ops(target)
                 to_encode = sum(n for ops in [*summary["events"].values(), summary["control"]]
                                 for op, n in ops.items() if op in carried)
                 partitions = task_count(to_encode, int(spark.conf.get("spark.sql.shuffle.partitions")))
-                encoded = encode(kept.where(F.col("op").isin(carried)), target.name, partitions).persist(CACHE)
+                if events is not None and events.encode is not None:
+                    # The decode tasks encoded as they decoded: their messages are shuffled and sorted into the
+                    # order ``encode`` gives; each output reads them again (a flat scan) rather than a cache.
+                    keyed = spark.read.schema(ENCODED_KEYED_SPARK).parquet(events.encoded_dir)
+                    encoded = in_key_order(keyed, partitions)
+                    dead = in_key_order(keyed.where(F.col("el_reason").isNotNull()), partitions)
+                    tally = keyed
+                    if args.sink:  # the file lines and the sink take the same shuffled messages
+                        encoded = encoded.persist(CACHE)
+                else:
+                    # One pass: the events are encoded from the same decoded frame (persisted above).
+                    encoded = encode(kept.where(F.col("op").isin(carried)), target.name, partitions).persist(CACHE)
+                    dead = encode_dead_letters(encoded)
+                    tally = encoded
                 file_lines(encoded).write.text(str(stage / "encoded"))
                 _name_encoded_files(stage / "encoded", target.capabilities.binary)
-                encode_dead_letters(encoded).select(
-                    F.lit(target.name).alias("to_format"), *ENCODED_DEAD_LETTER_COLUMNS).write.parquet(
+                dead.select(F.lit(target.name).alias("to_format"), *ENCODED_DEAD_LETTER_COLUMNS).write.parquet(
                     str(stage / "encoded_dead_letters"))
-                counts["encoded"] = {"format": target.name, **summarise_encoded(encoded),
+                counts["encoded"] = {"format": target.name, **summarise_encoded(tally),
                                      "not_carried": not_carried(summary, carried)}
                 if args.sink:
                     counts["encoded"]["sink"] = write_sink(encoded_messages(encoded), args, since_ms, until_ms)
                 encoded.unpersist()
+            if events is not None and events.encoded_dir is not None:
+                shutil.rmtree(events.encoded_dir)  # scratch, read by the jobs above: never published
             _write_json(stage / "counts.json", counts)
             _write_json(stage / "checkpoint.json", checkpoint(summary, since_ms, until_ms, planned))
             (stage / "_SUCCESS").write_text("")

@@ -96,3 +96,38 @@ class EventFiles:
             writer.close()
             temp.unlink(missing_ok=True)
         self._open.clear()
+
+
+class TaskFile:
+    """One task's rows of a scratch table the job reads back with Spark (the messages a decode task encoded: see
+    ``cdc_jobs.transforms.encode.encode_each``): one Parquet file per task, named by its partition, written under a
+    temporary name and renamed when complete, so a retried task replaces its own file and a reader never sees half
+    of one. Uncompressed: it is read once, on the same machine, and compressing 500 MB of JSON costs more CPU than
+    the local disk saves."""
+
+    def __init__(self, directory: str, task: int, schema: pa.Schema) -> None:
+        self.final = Path(directory) / f"part-{task:05d}.parquet"
+        self.temp = self.final.with_name(f".{self.final.name}.{os.getpid()}.tmp")
+        self.schema = schema
+        self._writer: Optional[pq.ParquetWriter] = None
+
+    def write(self, rows: Optional[pa.RecordBatch]) -> None:
+        if rows is None or not rows.num_rows:
+            return
+        if self._writer is None:
+            self.final.parent.mkdir(parents=True, exist_ok=True)
+            self._writer = pq.ParquetWriter(self.temp, self.schema, compression="none")
+        self._writer.write_batch(rows)
+
+    def close(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            os.replace(self.temp, self.final)
+            self._writer = None
+
+    def abort(self) -> None:
+        if self._writer is not None:
+            self._writer.close()
+            self.temp.unlink(missing_ok=True)
+            self._writer = None
+

@@ -358,13 +358,18 @@ class _ArchiveReader(DataSourceReader):
         from cdc_jobs.io.event_files import EventFiles
 
         files = EventFiles(self.events.dir, self.events.job, partition.index)
+        encoded = self.events.encoded_file(partition.index)
         try:
             for batch in decoded:
-                yield from self.events.write(files, batch)
+                yield from self.events.write(files, batch, encoded)
         except BaseException:
             files.abort()
+            if encoded is not None:
+                encoded.abort()
             raise
         files.close()
+        if encoded is not None:
+            encoded.close()
 
 
 def raw_columns(partition: "_FilePartition", codec: "Codec | None" = None) -> Iterator[dict[str, list]]:
@@ -418,7 +423,9 @@ class EventsHere(NamedTuple):
     """A replay whose decode tasks write events/ themselves (``cdc_jobs.io.event_files``): where, the writing
     job's id (in the file names), the window, the table patterns and the checkpoint's already-replayed records
     (``[source, partition, next_offset]``: read again, they are dropped before anything is written or counted,
-    as ``replay.skip_checkpointed`` drops them on the other path)."""
+    as ``replay.skip_checkpointed`` drops them on the other path). With ``encode`` (a target format whose order
+    scope is "key") the tasks also encode the kept events of the ``carried`` ops into ``encoded_dir``
+    (``cdc_jobs.transforms.encode.encode_each``, one ``TaskFile`` per task)."""
 
     dir: str
     job: str
@@ -426,10 +433,22 @@ class EventsHere(NamedTuple):
     until_ms: int | None
     tables: list[str]
     skip: list[list]
+    encode: str | None = None
+    carried: list[str] | None = None
+    encoded_dir: str | None = None
 
-    def write(self, files, batch: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
-        """Write the kept events of a DECODED batch; yield its COUNTED rows: every row's ``COUNTED_FIELDS`` and
-        its ``kept`` verdict."""
+    def encoded_file(self, task: int):
+        """The task's file of encoded messages, when this replay encodes where it decodes."""
+        if self.encode is None:
+            return None
+        from cdc_jobs.io.event_files import TaskFile
+        from cdc_jobs.schemas import ENCODED_KEYED_ARROW
+
+        return TaskFile(self.encoded_dir, task, ENCODED_KEYED_ARROW)
+
+    def write(self, files, batch: pa.RecordBatch, encoded=None) -> Iterator[pa.RecordBatch]:
+        """Write the kept events of a DECODED batch (and their messages, to ``encoded``); yield its COUNTED rows:
+        every row's ``COUNTED_FIELDS`` and its ``kept`` verdict."""
         import pyarrow.compute as pc
 
         from cdc_jobs.schemas import EVENT_FIELDS
@@ -443,5 +462,11 @@ class EventsHere(NamedTuple):
                     pc.less(batch.column("pos_offset"), next_offset)), False))
             batch = batch.filter(pc.invert(done))
         kept = kept_array(batch, self.since_ms, self.until_ms, self.tables)
-        files.write(batch.filter(pc.fill_null(pc.equal(kept, "kept"), False)).select(EVENT_FIELDS))
+        events = batch.filter(pc.fill_null(pc.equal(kept, "kept"), False)).select(EVENT_FIELDS)
+        files.write(events)
+        if encoded is not None:
+            from cdc_jobs.transforms.encode import encode_each
+
+            carried = events.filter(pc.is_in(events.column("op"), pa.array(self.carried or [], pa.string())))
+            encoded.write(encode_each(self.encode, carried))
         yield pa.RecordBatch.from_arrays([*batch.select(COUNTED_FIELDS).columns, kept], schema=COUNTED_ARROW)

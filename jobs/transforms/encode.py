@@ -9,6 +9,12 @@ Either way each task sorts its events by the canonical order (Spark's external s
 encoder streams over Arrow batches, holding at most one source message back: memory is bounded by the batch size,
 not by the table. Output is the same on every run for the same input and ``partitions``.
 
+A "key" target writes each event's messages on their own (no message packs events), so its messages do not depend
+on their neighbours: where the decode tasks write events/ themselves, they also encode (``encode_each``) and keep
+each message's routing key and canonical place beside it, and the re-encode shuffles and sorts those messages
+(``in_key_order``) instead of reading the events back: the same files, lines and order as ``encode``, without
+the events' images crossing into the JVM, through the shuffle and back to Python.
+
 An event the target cannot encode (a value out of its range, an op it has no way to express, a codec bug) becomes
 an encode dead letter row (``el_*`` columns set) instead of aborting the job; the rest of its source message is
 still encoded.
@@ -22,19 +28,21 @@ from typing import Any, Iterable, Iterator
 
 import orjson
 import pyarrow as pa
+import pyarrow.compute as pc
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdc_codecs import Codec, EncodeError, Event, get_codec
 from cdc_codecs.base import group_by_message
-from cdc_codecs.event_schema import ENCODED_ARROW, EVENT_FIELDS, ORDER_COLUMNS
+from cdc_codecs.event_schema import ENCODED_ARROW, ENCODED_KEYED_ARROW, EVENT_FIELDS, ORDER_COLUMNS
 from cdc_codecs.records import declared_columns, events_from_batch, events_from_columns, to_record
 
 from cdc_jobs.schemas import ENCODED_SPARK
 from cdc_jobs.transforms.gc_pause import paused_gc
 
-__all__ = ["ENCODED_ARROW", "ENCODED_SPARK", "encode", "encode_batches", "encode_events", "task_count"]
+__all__ = ["ENCODED_ARROW", "ENCODED_SPARK", "encode", "encode_batches", "encode_each", "encode_events",
+           "in_key_order", "route_key", "source_headers", "task_count"]
 
 
 def _source_headers(source: str, partition: int, offset: int) -> list[dict]:
@@ -195,6 +203,125 @@ def _plain_batch(codec: Codec, batch: pa.RecordBatch, last: bool
     return encoded, None if last else batch.slice(end)
 
 
+def _lookup(image: list | None, name: str) -> str | None:
+    """``image[name]`` as Spark looks a map up: the first entry of that name, NULL when there is none."""
+    for k, v in image or ():
+        if k == name:
+            return v
+    return None
+
+
+def route_key(primary_key: list | None, before: list | None, after: list | None) -> str | None:
+    """``routing_key`` of one event, value for value, from its batch columns (images as Arrow's lists of pairs):
+    the same string, so Spark's hash puts its messages where ``encode`` puts the event."""
+    if not primary_key:  # Spark: size(NULL or []) > 0 is not true -> NULL
+        return None
+    image = after if after is not None else before
+    values = []
+    for k in primary_key:
+        v = _lookup(image, k)
+        if v is None:
+            v = _lookup(before, k)
+        values.append("" if v is None else v)
+    return "\u0001".join(values)
+
+
+class _Columns(dict):
+    """EVENT columns of a batch as Python lists, each converted when first read: the fast path reads about half
+    of them, and converting every column was a third of its cost."""
+
+    def __init__(self, batch: pa.RecordBatch) -> None:
+        super().__init__()
+        self.batch = batch
+
+    def __missing__(self, name: str) -> list:
+        column = self[name] = self.batch.column(name).to_pylist()
+        return column
+
+    def get(self, name: str, default=None):
+        return self[name] if name in self.batch.schema.names else default
+
+    def rows(self, i: int) -> dict[str, list]:
+        """Every column (but ``columns``) of row ``i``, as ``events_from_columns`` takes it."""
+        return {name: self[name][i:i + 1] for name in self.batch.schema.names if name != "columns"}
+
+
+def encode_each(fmt: str, events: pa.RecordBatch) -> pa.RecordBatch | None:
+    """EVENT rows (in archive order) -> ENCODED_KEYED rows, for a target whose order scope is "key": each event
+    encoded on its own, as ``encode_events`` encodes a source message event by event when it must, with the
+    fast path (``Codec.plain_messages``) tried on the whole batch first and then event by event. Every message
+    carries its event's table, routing key and canonical place (sequence, position, then its own place among
+    the event's messages), which is all ``in_key_order`` needs to put it where ``encode`` would have; what the
+    event already holds as Arrow columns is taken from the batch, not rebuilt from Python values."""
+    n = events.num_rows
+    if not n:
+        return None
+    codec = get_codec(fmt)
+    binary = codec.capabilities.binary
+    with paused_gc():
+        cols = _Columns(events)
+        declared = declared_columns(events.column("columns"))
+        fast = type(codec).plain_messages is not Codec.plain_messages
+        whole = codec.plain_messages(cols, declared, range(n)) if fast else None
+        if whole is not None and len(whole) == n:  # one message per event, in order: the common case
+            of_event: Iterable[int] = range(n)
+            nth = pa.nulls(n, pa.int32()).fill_null(0)
+            messages = [(m.table, m.op, m.events, m.key, m.value, None, None, None) for m in whole]
+        else:
+            of_event, nth_list, messages = [], [], []
+            for i in range(n):
+                one = codec.plain_messages(cols, declared, range(i, i + 1)) if fast else None
+                if one is not None and len(one) == 1:
+                    m = one[0]
+                    of_event.append(i)
+                    nth_list.append(0)
+                    messages.append((m.table, m.op, m.events, m.key, m.value, None, None, None))
+                    continue
+                for j, r in enumerate(encode_events(fmt, events_from_columns(cols.rows(i), 1, declared[i:i + 1]))):
+                    of_event.append(i)
+                    nth_list.append(j)
+                    messages.append((r["table_name"], r["op"], r["events"], r["key"], r["value"], r["el_field"],
+                                     r["el_reason"], r["el_event"]))
+            nth = pa.array(nth_list, pa.int32())
+        pks, befores, afters = cols["primary_key"], cols["before"], cols["after"]
+        routes = [route_key(pks[i], befores[i], afters[i]) for i in range(n)]
+        of = pa.array(of_event, pa.int64())
+        # A message's position is its event's (``Position``: no partition is -1, no offset or index 0).
+        source = events.column("pos_source").take(of)
+        partition = pc.fill_null(events.column("pos_partition").take(of), -1)
+        offset = pc.fill_null(events.column("pos_offset").take(of), 0)
+        index = pc.fill_null(events.column("pos_index").take(of), 0)
+        table, op, count, key, value, el_field, el_reason, el_event = (list(c) for c in zip(*messages))
+        line = None
+        if binary:  # the dump line carries the source headers (``_dump_line``)
+            line = [None if reason is not None else _dump_line(k, v, _source_headers(src, part, off))
+                    for k, v, reason, src, part, off in zip(key, value, el_reason, source.to_pylist(),
+                                                            partition.to_pylist(), offset.to_pylist())]
+        arrays = {
+            "table_name": pa.array(table, pa.string()), "op": pa.array(op, pa.string()),
+            "events": pa.array(count, pa.int32()), "key": pa.array(key, pa.binary()),
+            "value": pa.array(value, pa.binary()), "line": pa.array(line or [None] * len(table), pa.string()),
+            "el_field": pa.array(el_field, pa.string()), "el_reason": pa.array(el_reason, pa.string()),
+            "el_event": pa.array(el_event, pa.string()), "pos_source": source, "pos_partition": partition,
+            "pos_offset": offset, "pos_index": index, "route_table": events.column("table_name").take(of),
+            "route_key": pa.array(routes, pa.string()).take(of), "sequence": events.column("sequence").take(of),
+            "msg_index": nth,
+        }
+        return pa.RecordBatch.from_arrays([arrays[f.name].cast(f.type) for f in ENCODED_KEYED_ARROW],
+                                          schema=ENCODED_KEYED_ARROW)
+
+
+def source_headers() -> SparkColumn:
+    """``_source_headers`` of a message row as a Spark expression (NULL on an encode dead letter's row), so
+    that messages encoded where they were decoded need not carry them through the shuffle."""
+    def header(name: str, value: SparkColumn) -> SparkColumn:
+        return F.struct(F.lit(name).alias("key"), F.encode(value, "UTF-8").alias("value"))
+
+    return F.when(F.col("el_reason").isNull(), F.array(
+        header("cdc-source", F.col("pos_source")), header("cdc-partition", F.col("pos_partition").cast("string")),
+        header("cdc-offset", F.col("pos_offset").cast("string"))))
+
+
 # About how many events one encode task takes. A task's sort spills to disk, but what it hands to Python, gets
 # back and caches is per task: with a fixed 8 tasks, 4M events (500k a task) ran the default 1 GiB heap out of
 # memory, while 100k a task re-encoded the same 4M in bounded memory (bench/RESULTS.md).
@@ -225,6 +352,16 @@ def encode(events: DataFrame, fmt: str, partitions: int) -> DataFrame:
         frame = frame.repartition(partitions, F.col("table_name"))
     ordered = frame.sortWithinPartitions(*ORDER_COLUMNS)
     return ordered.mapInArrow(lambda it: encode_batches(fmt, it), ENCODED_SPARK)
+
+
+def in_key_order(keyed: DataFrame, partitions: int) -> DataFrame:
+    """ENCODED_KEYED rows (``encode_each``) -> ENCODED rows partitioned and ordered as ``encode`` partitions and
+    orders a "key" target's messages: hashed by the event's table and routing key, each task in the canonical
+    order of the events, an event's messages in turn. The source headers are added here (``source_headers``);
+    a job that does not read them (the file lines) never computes them."""
+    ordered = (keyed.repartition(partitions, F.col("route_table"), F.col("route_key"))
+               .sortWithinPartitions(*ORDER_COLUMNS, "msg_index"))
+    return ordered.select(*[source_headers().alias(n) if n == "headers" else F.col(n) for n in ENCODED_ARROW.names])
 
 
 def messages(encoded: DataFrame) -> DataFrame:
