@@ -150,3 +150,16 @@ def test_the_sink_gets_the_same_keys_headers_and_order_from_every_task(archive, 
         assert here == after, target
         assert len({r[0] for r in here}) > 1 and all(r[columns.index("headers") + 1] for r in here
                                                      if r[columns.index("el_reason") + 1] is None)
+
+
+def test_over_the_dead_letter_budget_no_message_is_published_and_no_scratch_is_left(archive, tmp_path, capsys):
+    """The decode tasks encode before the budget is known; past it, what they encoded must go with the stage."""
+    out = tmp_path / "out"
+    rc = cli.main(["replay", "--source", str(archive), "--format", "canal-json", "--to-format", "oms-default",
+                   "--max-dead-letters", "0", "--out", str(out)])
+    assert rc == 1 and "dead-letter budget exceeded (--max-dead-letters 0)" in capsys.readouterr().err
+    assert not out.exists()
+    rejected = Path(str(out) + ".rejected")
+    assert {"REJECTED", "counts.json", "dead_letters"} <= {p.name for p in rejected.iterdir()}
+    left = [p for p in tmp_path.rglob("*") if p.name in (replay_command.ENCODING, "encoded", "events")]
+    assert not left, left
