@@ -46,78 +46,24 @@ def partition_dir(table_name: Optional[str]) -> str:
     return "table_name=" + "".join(f"%{ord(c):02X}" if c in _ESCAPED else c for c in table_name)
 
 
-class EventFiles:
-    """One task's writer: ``write`` the EVENT rows of each decoded batch, ``close`` at the end of the task."""
+class PartFile:
+    """One Parquet file of a task, written under a temporary name in its directory and renamed over its final name
+    when complete: a reader never sees half a file, and a retried task replaces its own file with the same rows
+    (the decode is deterministic). Opened on the first rows written."""
 
-    def __init__(self, events_dir: str, job: str, task: int, max_open: int = MAX_OPEN) -> None:
-        self.root = Path(events_dir)
-        self.max_open = max_open
-        self.job, self.task = job, task
-        self._open: dict[str, tuple[pq.ParquetWriter, Path, Path]] = {}  # insertion order = least recent first
-        self._files: dict[str, int] = {}  # files opened per directory (a table's file closed early gets another)
-
-    def write(self, events: pa.RecordBatch) -> None:
-        """EVENT rows (``EVENT_ARROW`` columns, any table) -> each table's open file of this task."""
-        if not events.num_rows:
-            return
-        names = events.column("table_name")
-        # NULL and "" share Spark's default partition (and read back as NULL), so they are grouped as one.
-        names = pc.if_else(pc.equal(names, ""), pa.scalar(None, pa.string()), names)
-        rows = pa.Table.from_batches([events]).select(FILE_SCHEMA.names).cast(FILE_SCHEMA)
-        for name in names.unique().to_pylist():
-            mask = pc.is_null(names) if name is None else pc.fill_null(pc.equal(names, name), False)
-            self._writer(partition_dir(name)).write_table(rows.filter(mask))
-
-    def _writer(self, directory: str) -> pq.ParquetWriter:
-        hit = self._open.pop(directory, None)
-        if hit is None:
-            if len(self._open) >= self.max_open:
-                self._finish(next(iter(self._open)))
-            folder = self.root / directory
-            folder.mkdir(parents=True, exist_ok=True)
-            n = self._files[directory] = self._files.get(directory, -1) + 1
-            final = folder / f"part-{self.task:05d}-{self.job}.c{n:03d}.snappy.parquet"
-            temp = folder / f".{final.name}.{os.getpid()}.tmp"  # renamed over ``final`` when complete
-            hit = (pq.ParquetWriter(temp, FILE_SCHEMA, compression="snappy"), temp, final)
-        self._open[directory] = hit
-        return hit[0]
-
-    def _finish(self, directory: str) -> None:
-        writer, temp, final = self._open.pop(directory)
-        writer.close()
-        os.replace(temp, final)
-
-    def close(self) -> None:
-        for directory in list(self._open):
-            self._finish(directory)
-
-    def abort(self) -> None:
-        for writer, temp, _ in self._open.values():
-            writer.close()
-            temp.unlink(missing_ok=True)
-        self._open.clear()
-
-
-class TaskFile:
-    """One task's rows of a scratch table the job reads back with Spark (the messages a decode task encoded: see
-    ``cdc_jobs.transforms.encode.encode_each``): one Parquet file per task, named by its partition, written under a
-    temporary name and renamed when complete, so a retried task replaces its own file and a reader never sees half
-    of one. Uncompressed: it is read once, on the same machine, and compressing 500 MB of JSON costs more CPU than
-    the local disk saves."""
-
-    def __init__(self, directory: str, task: int, schema: pa.Schema) -> None:
-        self.final = Path(directory) / f"part-{task:05d}.parquet"
-        self.temp = self.final.with_name(f".{self.final.name}.{os.getpid()}.tmp")
-        self.schema = schema
+    def __init__(self, final: Path, schema: pa.Schema, compression: str) -> None:
+        self.final = final
+        self.temp = final.with_name(f".{final.name}.{os.getpid()}.tmp")
+        self.schema, self.compression = schema, compression
         self._writer: Optional[pq.ParquetWriter] = None
 
-    def write(self, rows: Optional[pa.RecordBatch]) -> None:
+    def write(self, rows: "pa.RecordBatch | pa.Table | None") -> None:
         if rows is None or not rows.num_rows:
             return
         if self._writer is None:
             self.final.parent.mkdir(parents=True, exist_ok=True)
-            self._writer = pq.ParquetWriter(self.temp, self.schema, compression="none")
-        self._writer.write_batch(rows)
+            self._writer = pq.ParquetWriter(self.temp, self.schema, compression=self.compression)
+        self._writer.write(rows)
 
     def close(self) -> None:
         if self._writer is not None:
@@ -131,3 +77,52 @@ class TaskFile:
             self.temp.unlink(missing_ok=True)
             self._writer = None
 
+
+class EventFiles:
+    """One task's writer: ``write`` the EVENT rows of each decoded batch, ``close`` at the end of the task."""
+
+    def __init__(self, events_dir: str, job: str, task: int, max_open: int = MAX_OPEN) -> None:
+        self.root = Path(events_dir)
+        self.max_open = max_open
+        self.job, self.task = job, task
+        self._open: dict[str, PartFile] = {}  # insertion order = least recent first
+        self._files: dict[str, int] = {}  # files opened per directory (a table's file closed early gets another)
+
+    def write(self, events: pa.RecordBatch) -> None:
+        """EVENT rows (``EVENT_ARROW`` columns, any table) -> each table's open file of this task."""
+        if not events.num_rows:
+            return
+        names = events.column("table_name")
+        # NULL and "" share Spark's default partition (and read back as NULL), so they are grouped as one.
+        names = pc.if_else(pc.equal(names, ""), pa.scalar(None, pa.string()), names)
+        rows = pa.Table.from_batches([events]).select(FILE_SCHEMA.names).cast(FILE_SCHEMA)
+        for name in names.unique().to_pylist():
+            mask = pc.is_null(names) if name is None else pc.fill_null(pc.equal(names, name), False)
+            self._file(partition_dir(name)).write(rows.filter(mask))
+
+    def _file(self, directory: str) -> PartFile:
+        hit = self._open.pop(directory, None)
+        if hit is None:
+            if len(self._open) >= self.max_open:
+                self._open.pop(next(iter(self._open))).close()
+            n = self._files[directory] = self._files.get(directory, -1) + 1
+            final = self.root / directory / f"part-{self.task:05d}-{self.job}.c{n:03d}.snappy.parquet"
+            hit = PartFile(final, FILE_SCHEMA, "snappy")
+        self._open[directory] = hit
+        return hit
+
+    def close(self) -> None:
+        for directory in list(self._open):
+            self._open.pop(directory).close()
+
+    def abort(self) -> None:
+        for part in self._open.values():
+            part.abort()
+        self._open.clear()
+
+
+def task_file(directory: str, task: int, schema: pa.Schema) -> PartFile:
+    """One task's rows of a scratch table the job reads back with Spark (the messages a decode task encoded: see
+    ``cdc_jobs.transforms.encode.encode_each``): one file per task, named by its partition. Uncompressed: it is
+    read once, on the same machine, and compressing 500 MB of JSON costs more CPU than the local disk saves."""
+    return PartFile(Path(directory) / f"part-{task:05d}.parquet", schema, "none")

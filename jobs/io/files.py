@@ -425,7 +425,7 @@ class EventsHere(NamedTuple):
     (``[source, partition, next_offset]``: read again, they are dropped before anything is written or counted,
     as ``replay.skip_checkpointed`` drops them on the other path). With ``encode`` (a target format whose order
     scope is "key") the tasks also encode the kept events of the ``carried`` ops into ``encoded_dir``
-    (``cdc_jobs.transforms.encode.encode_each``, one ``TaskFile`` per task)."""
+    (``cdc_jobs.transforms.encode.encode_each``, one ``task_file`` per task)."""
 
     dir: str
     job: str
@@ -441,10 +441,10 @@ class EventsHere(NamedTuple):
         """The task's file of encoded messages, when this replay encodes where it decodes."""
         if self.encode is None:
             return None
-        from cdc_jobs.io.event_files import TaskFile
+        from cdc_jobs.io.event_files import task_file
         from cdc_jobs.schemas import ENCODED_KEYED_ARROW
 
-        return TaskFile(self.encoded_dir, task, ENCODED_KEYED_ARROW)
+        return task_file(self.encoded_dir, task, ENCODED_KEYED_ARROW)
 
     def write(self, files, batch: pa.RecordBatch, encoded=None) -> Iterator[pa.RecordBatch]:
         """Write the kept events of a DECODED batch (and their messages, to ``encoded``); yield its COUNTED rows:
