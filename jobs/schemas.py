@@ -17,21 +17,13 @@ EVENT_SPARK = from_arrow_schema(EVENT_ARROW)
 DECODED_SPARK = from_arrow_schema(DECODED_ARROW)
 ENCODED_SPARK = from_arrow_schema(ENCODED_ARROW)
 ENCODED_KEYED_SPARK = from_arrow_schema(ENCODED_KEYED_ARROW)
-# What a replay whose decode tasks wrote events/ themselves (``cdc_jobs.io.files.EventsHere``) still reads of the
-# decoded rows: their counts (``accounting.summarise``) and, for a dead letter, the dead-letter columns. Each dead
-# letter comes as it is; every other row is summed into a *tally* row per (source, partition, table, op, verdict,
-# assembled) group of its batch (``accounting.tally_rows``), whose other fields are NULL but ``first_of_record``:
-# NULL when its rows were assembled from fragments, as on a decoded row, else true. ``kept`` is the verdict the
-# task acted on ("kept", "window", "after_window", "tables"; NULL for dead letters and markers:
-# ``accounting.kept_column``); the last five fields weigh the row (a dead letter: one row, its own offset and
-# time). The event itself stays in the files, and one row per record stays out of the JVM: carrying the decoded
-# rows' empty nested columns into the replay's cache was a quarter of the replay's time, and one narrow row per
-# record still about a tenth.
+# What a replay whose decode tasks wrote events/ themselves (``cdc_jobs.io.files.EventsHere``) still reads of each
+# decoded row: its counts (``accounting.summarise``), its position and, for a dead letter, the dead-letter
+# columns; plus the verdict the task acted on ("kept", "window", "after_window", "tables"; NULL for dead letters
+# and markers: ``accounting.kept_column``). The event itself (images, declarations, vendor data) stays in the
+# files: carrying its empty nested columns into the JVM and the replay's cache was a quarter of the replay's time.
 COUNTED_FIELDS = [n for n in DECODED_ARROW.names if n in {
     "format", "op", "table_name", "event_time_ms", "pos_source", "pos_partition", "pos_offset", "pos_index",
     "pos_timestamp_ms", "fragment_index", "fragment_total", "replaces_row", "first_of_record", *DEAD_LETTER_COLUMNS}]
-TALLY_FIELDS = [pa.field(n, pa.int64()) for n in ("rows", "records", "first_offset", "last_offset",
-                                                   "max_event_time_ms")]
-COUNTED_ARROW = pa.schema([DECODED_ARROW.field(n) for n in COUNTED_FIELDS] + [pa.field("kept", pa.string())]
-                          + TALLY_FIELDS)
+COUNTED_ARROW = pa.schema([DECODED_ARROW.field(n) for n in COUNTED_FIELDS] + [pa.field("kept", pa.string())])
 COUNTED_SPARK = from_arrow_schema(COUNTED_ARROW)

@@ -51,8 +51,6 @@ def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | N
         # Files are read and decoded in one step (the reader decodes); the checkpoint's skip is by position,
         # which every row of a record shares, so it drops whole records before their fragments are assembled.
         decoded = read_files(spark, args.source, fmt=fmt, events=events)
-        if events is not None:  # the tasks dropped them (``EventsHere.skip``); a tally row has no one offset
-            return decoded, []
         return assemble(skip_checkpointed(decoded, ckpt), fmt), []
     from cdc_jobs.durations import parse_duration
     from cdc_jobs.io.kafka_config import load_client_config

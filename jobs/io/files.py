@@ -29,7 +29,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import storage
-from cdc_jobs.schemas import COUNTED_FIELDS, COUNTED_SPARK, DECODED_SPARK, RAW_ARROW, RAW_SPARK
+from cdc_jobs.schemas import COUNTED_ARROW, COUNTED_FIELDS, COUNTED_SPARK, DECODED_SPARK, RAW_ARROW, RAW_SPARK
 
 if TYPE_CHECKING:
     from cdc_codecs.base import Codec
@@ -448,12 +448,11 @@ class EventsHere(NamedTuple):
 
     def write(self, files, batch: pa.RecordBatch, encoded=None) -> Iterator[pa.RecordBatch]:
         """Write the kept events of a DECODED batch (and their messages, to ``encoded``); yield its COUNTED rows:
-        the dead letters, and the other rows' ``COUNTED_FIELDS`` and ``kept`` verdicts summed per group
-        (``accounting.tally_rows``)."""
+        every row's ``COUNTED_FIELDS`` and its ``kept`` verdict."""
         import pyarrow.compute as pc
 
         from cdc_jobs.schemas import EVENT_FIELDS
-        from cdc_jobs.transforms.accounting import kept_array, tally_rows
+        from cdc_jobs.transforms.accounting import kept_array
 
         if self.skip:
             done = pa.array([False] * batch.num_rows, pa.bool_())
@@ -470,5 +469,4 @@ class EventsHere(NamedTuple):
 
             carried = events.filter(pc.is_in(events.column("op"), pa.array(self.carried or [], pa.string())))
             encoded.write(encode_each(self.encode, carried))
-        yield from tally_rows(pa.RecordBatch.from_arrays([*batch.select(COUNTED_FIELDS).columns, kept],
-                                                         names=[*COUNTED_FIELDS, "kept"]))
+        yield pa.RecordBatch.from_arrays([*batch.select(COUNTED_FIELDS).columns, kept], schema=COUNTED_ARROW)

@@ -19,7 +19,6 @@ from pyspark.sql import functions as F
 
 from cdc_codecs.event_schema import DATA_OP_NAMES, FRAGMENT, MARKER_KINDS, TOMBSTONE
 
-from cdc_jobs.schemas import COUNTED_ARROW
 from cdc_jobs.transforms.window import tables_mask, window_mask
 
 DATA = list(DATA_OP_NAMES)
@@ -34,25 +33,18 @@ def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
     # Rows of a replay whose decode tasks wrote events/ themselves carry the verdict those tasks acted on.
     kept = F.col("kept") if "kept" in decoded.columns else kept_column(in_window, in_tables, until_ms)
     assembled = F.col("first_of_record").isNull()
-    # COUNTED rows come summed per group already (``tally_rows``); a decoded row weighs one row.
-    weighed = "rows" in decoded.columns
     rows = (
         decoded.select(
             "pos_source", "pos_partition", "table_name", "op", kind.alias("kind"), kept.alias("kept"),
-            assembled.alias("assembled"),
-            (F.col("rows") if weighed else F.lit(1).cast("long")).alias("_rows"),
-            (F.col("records") if weighed else F.col("first_of_record").cast("long")).alias("_records"),
-            F.col("first_offset" if weighed else "pos_offset").alias("_first_offset"),
-            F.col("last_offset" if weighed else "pos_offset").alias("_last_offset"),
-            F.col("max_event_time_ms" if weighed else "event_time_ms").alias("_max_event_time_ms"),
+            assembled.alias("assembled"), "first_of_record", "pos_offset", "event_time_ms",
         )
         .groupBy("pos_source", "pos_partition", "table_name", "op", "kind", "kept", "assembled")
         .agg(
-            F.sum("_rows").alias("rows"),
-            F.sum("_records").alias("records"),
-            F.min("_first_offset").alias("first_offset"),
-            F.max("_last_offset").alias("last_offset"),
-            F.max("_max_event_time_ms").alias("max_event_time_ms"),
+            F.count(F.lit(1)).alias("rows"),
+            F.sum(F.col("first_of_record").cast("long")).alias("records"),
+            F.min("pos_offset").alias("first_offset"),
+            F.max("pos_offset").alias("last_offset"),
+            F.max("event_time_ms").alias("max_event_time_ms"),
         )
         .collect()
     )
@@ -129,50 +121,6 @@ def kept_array(batch: pa.RecordBatch, since_ms: Optional[int], until_ms: Optiona
         pc.make_struct(pc.fill_null(counted_only, False), pc.and_(pc.invert(in_window), after),
                        pc.invert(in_window), pc.invert(in_tables)),
         pa.scalar(None, pa.string()), "after_window", "window", "tables", "kept")
-
-
-TALLY_GROUP = ["pos_source", "pos_partition", "table_name", "op", "kept", "_assembled"]
-
-
-def tally_rows(counted: pa.RecordBatch) -> list[pa.RecordBatch]:
-    """Per-row COUNTED fields (and ``kept``) of one decode batch -> the same counts in a few rows:
-    each dead letter as it is (``dead_letters/`` takes its columns), every other row summed into one tally row
-    per ``TALLY_GROUP`` (``cdc_jobs.schemas``), which is all ``summarise`` reads of them. Sums and extremes skip
-    NULLs, as Spark's aggregates do, so summarising the tallies gives what summarising the rows gives."""
-    dead_mask = pc.is_valid(counted.column("dl_reason"))
-    dead, rest = counted.filter(dead_mask), counted.filter(pc.invert(dead_mask))
-    out = []
-    if dead.num_rows:
-        out.append(weighed(dead))
-    if rest.num_rows:
-        table = pa.Table.from_batches([rest]).append_column(
-            "_assembled", pc.is_null(rest.column("first_of_record"))).append_column(
-            "_first", pc.cast(rest.column("first_of_record"), pa.int64()))
-        groups = table.group_by(TALLY_GROUP, use_threads=False).aggregate([
-            ([], "count_all"), ("_first", "sum"), ("pos_offset", "min"), ("pos_offset", "max"),
-            ("event_time_ms", "max")])
-        n = groups.num_rows
-        columns = {name: groups.column(name) for name in TALLY_GROUP[:-1]}
-        columns.update(
-            first_of_record=pc.if_else(groups.column("_assembled"), pa.scalar(None, pa.bool_()), True),
-            rows=groups.column("count_all"), records=groups.column("_first_sum"),
-            first_offset=groups.column("pos_offset_min"), last_offset=groups.column("pos_offset_max"),
-            max_event_time_ms=groups.column("event_time_ms_max"))
-        out.append(pa.RecordBatch.from_arrays(
-            [pa.concat_arrays(columns[f.name].chunks).cast(f.type) if f.name in columns else pa.nulls(n, f.type)
-             for f in COUNTED_ARROW], schema=COUNTED_ARROW))
-    return out
-
-
-def weighed(counted: pa.RecordBatch) -> pa.RecordBatch:
-    """Per-row COUNTED fields (and ``kept``) -> COUNTED rows, each weighing itself: one row, its own record flag,
-    offset and event time."""
-    own = {"rows": pa.array([1] * counted.num_rows, pa.int64()),
-           "records": pc.cast(counted.column("first_of_record"), pa.int64()),
-           "first_offset": counted.column("pos_offset"), "last_offset": counted.column("pos_offset"),
-           "max_event_time_ms": counted.column("event_time_ms")}
-    return pa.RecordBatch.from_arrays([own[f.name].cast(f.type) if f.name in own else counted.column(f.name)
-                                       for f in COUNTED_ARROW], schema=COUNTED_ARROW)
 
 
 def summarise_encoded(encoded: DataFrame) -> dict[str, Any]:

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import orjson
 import pyarrow as pa
-import pyarrow.compute as pc
 import pyarrow.parquet as pq
 import pytest
 
@@ -165,66 +164,3 @@ def test_a_task_over_more_tables_than_it_keeps_open_loses_no_row(tmp_path):
     assert got == expected
     assert len(list((tmp_path / "table_name=a.t").glob("part-00003-job-1.c*.snappy.parquet"))) > 1
     assert not list(tmp_path.rglob("*.tmp"))
-
-
-def _counted_rows(seed: int, n: int) -> pa.RecordBatch:
-    """Per-row COUNTED fields and verdicts as a decode batch gives them, with every case ``summarise`` tells
-    apart: dead letters, markers, assembled rows, the second event of a record, NULL keys and times."""
-    import random
-
-    from cdc_jobs.schemas import COUNTED_FIELDS, DECODED_ARROW
-
-    rnd = random.Random(seed)
-    rows = []
-    for i in range(n):
-        dead = rnd.random() < 0.1
-        op = rnd.choice(["INSERT", "UPDATE", "DELETE", "SNAPSHOT", "DDL", "HEARTBEAT", "FRAGMENT", "TOMBSTONE"])
-        rows.append({
-            "format": "canal-json", "op": None if dead else op,
-            "table_name": rnd.choice(["shop.a", "shop.b", None]),
-            "event_time_ms": rnd.choice([None, rnd.randrange(10**12, 10**12 + 10**6)]),
-            "pos_source": rnd.choice(["s1", "s2"]), "pos_partition": rnd.choice([0, 1, -1]),
-            "pos_offset": rnd.randrange(0, 10**6), "pos_index": rnd.randrange(3),
-            "dl_reason": f"bad {i}" if dead else None, "dl_field": "data" if dead else None,
-            "dl_raw": bytes([i % 256]) * 3 if dead else None,
-            "first_of_record": rnd.choice([True, False, None]),
-            # as ``kept_array`` gives it: no verdict for dead letters and markers
-            "kept": None if dead or op in ("FRAGMENT", "TOMBSTONE") else rnd.choice(
-                ["kept", "window", "after_window", "tables"]),
-        })
-    fields = [DECODED_ARROW.field(c) for c in COUNTED_FIELDS] + [pa.field("kept", pa.string())]
-    return pa.RecordBatch.from_pylist(rows, schema=pa.schema(fields))
-
-
-def test_tallied_rows_summarise_as_the_rows_they_sum(spark):
-    """The decode tasks hand Spark each dead letter and one tally row per group instead of one row per decoded
-    row: ``summarise`` of the tallies, of the rows weighing one each and of plain rows are the same counts, and
-    the dead letters arrive whole."""
-    from pyspark.sql import functions as F
-
-    from cdc_jobs.schemas import COUNTED_ARROW
-    from cdc_jobs.transforms.accounting import summarise, tally_rows, weighed
-
-    batches = [_counted_rows(seed, n) for seed, n in ((1, 700), (2, 1), (3, 1300))]
-    tallied = [t for b in batches for t in tally_rows(b)]
-    assert all(t.schema == COUNTED_ARROW for t in tallied)
-    # One row per dead letter and per group of the others, no more.
-    groups = sum(len({(r["pos_source"], r["pos_partition"], r["table_name"], r["op"], r["kept"],
-                       r["first_of_record"] is None) for r in b.to_pylist() if r["dl_reason"] is None})
-                 for b in batches)
-    dead_letters = sum(pc.sum(pc.is_valid(b.column("dl_reason"))).as_py() for b in batches)
-    assert sum(t.num_rows for t in tallied) == groups + dead_letters < sum(b.num_rows for b in batches)
-
-    def summary(table: pa.Table) -> dict:
-        return summarise(spark.createDataFrame(table), F.lit(True), F.lit(True), None)
-
-    by_rows = summary(pa.Table.from_batches(batches))
-    assert summary(pa.Table.from_batches(tallied)) == by_rows
-    assert summary(pa.Table.from_batches([weighed(b) for b in batches])) == by_rows
-    assert by_rows["dead_letters"] == dead_letters
-
-    def dead(bs) -> list:
-        return [r for b in bs for r in b.select(["dl_reason", "dl_raw", "pos_offset", "table_name"]).to_pylist()
-                if r["dl_reason"] is not None]
-
-    assert dead(tallied) == dead(batches)
