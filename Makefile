@@ -15,6 +15,8 @@ $(STAMP): pyproject.toml constraints.txt constraints-moto.txt
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/pip install -q --upgrade pip
 	$(BIN)/pip install -q -c constraints.txt -e '.[airflow,test]'
+	# The JVM decode fast paths (cdc_jobs.jvm; a replay would build them on first use otherwise).
+	$(BIN)/python -m cdc_jobs.jvm || echo "no JDK here: replays decode in Python (slower, same output)"
 	# The S3 API server of the object-store tests, in its own virtualenv (its botocore pins an older dateutil).
 	$(PYTHON) -m venv $(VENV)/moto-server
 	$(VENV)/moto-server/bin/pip install -q -c constraints-moto.txt 'moto[server]'

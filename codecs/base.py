@@ -211,6 +211,12 @@ class Codec:
         gives for those bytes."""
         return None
 
+    # The JVM twin of ``plain_rows``: the name of a ``cdcreplay.codecs.PlainDecoder`` class in the codec's
+    # ``jvm/`` folder that decodes the same messages to the same rows (or declines them), which the decode step
+    # runs where the messages are in the JVM. None: no twin. Read only from the codec's own class
+    # (``jvm_twin``), so a subclass that changes the decode never runs its parent's twin.
+    jvm_plain_decoder: Optional[str] = None
+
     def plain_rows(self, raw: bytes, at: tuple) -> Optional[list[tuple]]:
         """An optional fast path of the decode step for the shape most of a format's messages have: the DECODED
         rows (``shared.plain_rows.data_row``) of the message ``raw`` found at ``at``
@@ -283,3 +289,8 @@ def group_by_message(events: Iterable[Event]) -> list[list[Event]]:
             groups.append([e])
         last = ident
     return groups
+
+
+def jvm_twin(codec: Codec) -> Optional[str]:
+    """The codec's JVM twin of ``plain_rows`` (``Codec.jvm_plain_decoder``), declared by its own class."""
+    return type(codec).__dict__.get("jvm_plain_decoder")

@@ -147,6 +147,7 @@ _DERIVED_SET = frozenset(_DERIVED_KEYS)
 
 class CanalJsonCodec(Codec):
     name = FORMAT
+    jvm_plain_decoder = "cdcreplay.codecs.canal.CanalJsonPlain"  # jvm/CanalJsonPlain.java: plain_rows' twin
     vendor = "Alibaba Canal / OceanBase OMS / CloudCanal"
     description = "Canal FlatMessage JSON: data[] rows, old[] changed columns, mysqlType/sqlType, es/ts"
     capabilities = Capabilities(

@@ -28,6 +28,13 @@ DECODED_ROW = ("format", "op", "database", "schema", "table", "table_name", "bef
 assert DECODED_ROW == tuple(DECODED_ARROW.names), "DECODED_ARROW changed: update DECODED_ROW and data_row"
 
 
+# The fields a JVM twin of a fast path sets (``Codec.jvm_plain_decoder``), in the order of its rows
+# (``PlainDecoder.FIELDS`` in shared/jvm/PlainDecoder.java says the same); every other DECODED field of such a row
+# is what ``data_row`` sets for a row event at a position without partition, timestamp, key or headers.
+TWIN_FIELDS = ("op", "database", "table", "table_name", "before", "after", "columns", "primary_key", "event_time_ms",
+               "sequence", "pos_index", "vendor", "first_of_record")
+
+
 def column_dicts(columns: tuple[Column, ...]) -> list[dict]:
     """Declared columns as the ``columns`` field holds them (one dict per column)."""
     return [{"name": c.name, "type_name": c.type_name, "jdbc_type": c.jdbc_type, "number": c.number}

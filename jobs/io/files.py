@@ -26,6 +26,7 @@ import orjson
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.pandas.types import from_arrow_schema
 
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import storage
@@ -192,6 +193,45 @@ def read_lines(path: str, span: Span | None = None) -> Iterator[dict[str, list]]
         yield out.take()
 
 
+# Blocks of whole lines for a decode in the JVM (``cdc_jobs.transforms.jvm_decode``): big enough that a block costs
+# nothing per line here, small enough that the JVM's rows of one block stay a few MB.
+BLOCK_BYTES = 1024 * 1024
+BLOCK_ARROW = pa.schema([("pos_source", pa.string()), ("first_line", pa.int64()), ("value", pa.binary())])
+BLOCK_SPARK = from_arrow_schema(BLOCK_ARROW)
+
+
+def read_blocks(path: str, span: Span | None = None) -> Iterator[dict[str, list]]:
+    """The bytes ``read_lines`` reads, as blocks of whole lines with the number of each block's first line, for
+    a reader that splits and numbers the lines itself as ``_numbered_lines`` does (``LineBlockDecode``)."""
+    sources, firsts, values = [], [], []
+    with _open_text(path) as fh:
+        if span is None:
+            left, line = None, 1
+        else:
+            fh.seek(span.start)
+            left, line = span.end - span.start, span.first_line
+        carry = b""
+        while True:
+            piece = fh.read(BLOCK_BYTES if left is None else min(BLOCK_BYTES, left)) if left != 0 else b""
+            if left is not None:
+                left -= len(piece)
+            data = carry + piece if carry else piece
+            cut = len(data) if not piece else data.rfind(b"\n") + 1  # at the end, the last line needs no newline
+            if cut:
+                sources.append(path)
+                firsts.append(line)
+                values.append(data[:cut])
+                line += data.count(b"\n", 0, cut)
+                if len(values) >= 16:
+                    yield {"pos_source": sources, "first_line": firsts, "value": values}
+                    sources, firsts, values = [], [], []
+            carry = data[cut:]
+            if not piece:
+                break
+    if values:
+        yield {"pos_source": sources, "first_line": firsts, "value": values}
+
+
 def _b64(value):
     return None if value is None else base64.b64decode(value)
 
@@ -333,16 +373,21 @@ def plan_partitions(files: list[str], split_bytes: int | None = None) -> list[_F
 
 class _ArchiveReader(DataSourceReader):
     def __init__(self, files: list[str], split_bytes: int | None = None, fmt: str | None = None,
-                 events: "EventsHere | None" = None):
+                 events: "EventsHere | None" = None, blocks: bool = False):
         self.files = files
         self.split_bytes = split_bytes
         self.fmt = fmt
         self.events = events
+        self.blocks = blocks  # BLOCK rows of line files (``read_blocks``), for a decode in the JVM
 
     def partitions(self):
         return plan_partitions(self.files, self.split_bytes)
 
     def read(self, partition):
+        if self.blocks:
+            for cols in read_blocks(partition.path, partition.span):
+                yield pa.RecordBatch.from_pydict(cols, schema=BLOCK_ARROW)
+            return
         if self.fmt is None:
             yield from _as_arrow(raw_columns(partition))
             return
@@ -355,21 +400,7 @@ class _ArchiveReader(DataSourceReader):
         if self.events is None:
             yield from decoded
             return
-        from cdc_jobs.io.event_files import EventFiles
-
-        files = EventFiles(self.events.dir, self.events.job, partition.index)
-        encoded = self.events.encoded_file(partition.index)
-        try:
-            for batch in decoded:
-                yield from self.events.write(files, batch, encoded)
-        except BaseException:
-            files.abort()
-            if encoded is not None:
-                encoded.abort()
-            raise
-        files.close()
-        if encoded is not None:
-            encoded.close()
+        yield from self.events.write_task(partition.index, decoded)
 
 
 def raw_columns(partition: "_FilePartition", codec: "Codec | None" = None) -> Iterator[dict[str, list]]:
@@ -390,6 +421,8 @@ class ArchiveFiles(DataSource):
         return "cdc_archive"
 
     def schema(self):
+        if self.options.get("blocks"):
+            return BLOCK_SPARK
         if self.options.get("events"):
             return COUNTED_SPARK
         return DECODED_SPARK if self.options.get("format") else RAW_SPARK
@@ -399,7 +432,7 @@ class ArchiveFiles(DataSource):
         events = self.options.get("events")
         return _ArchiveReader(orjson.loads(self.options["files"]), int(split) if split else None,
                               self.options.get("format") or None,
-                              EventsHere(**orjson.loads(events)) if events else None)
+                              EventsHere(**orjson.loads(events)) if events else None, bool(self.options.get("blocks")))
 
 
 def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None = None,
@@ -412,6 +445,11 @@ def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None 
     reader = spark.read.format("cdc_archive").option("files", orjson.dumps(files).decode())
     if split_bytes:
         reader = reader.option("splitBytes", str(split_bytes))
+    if events is not None and fmt and all(layout_of(f) == "lines" for f in files):
+        from cdc_jobs.transforms import jvm_decode
+
+        if jvm_decode.runs(spark, fmt):
+            return jvm_decode.decode_blocks(reader.option("blocks", "true").load(), fmt, events)
     if fmt:
         reader = reader.option("format", fmt)
     if events is not None:
@@ -445,6 +483,25 @@ class EventsHere(NamedTuple):
         from cdc_jobs.schemas import ENCODED_KEYED_ARROW
 
         return task_file(self.encoded_dir, task, ENCODED_KEYED_ARROW)
+
+    def write_task(self, task: int, decoded: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Write the kept events of one task's DECODED batches (``write``) into the task's own files, which are
+        complete and visible only when the task's rows are all written; yield the COUNTED rows."""
+        from cdc_jobs.io.event_files import EventFiles
+
+        files = EventFiles(self.dir, self.job, task)
+        encoded = self.encoded_file(task)
+        try:
+            for batch in decoded:
+                yield from self.write(files, batch, encoded)
+        except BaseException:
+            files.abort()
+            if encoded is not None:
+                encoded.abort()
+            raise
+        files.close()
+        if encoded is not None:
+            encoded.close()
 
     def write(self, files, batch: pa.RecordBatch, encoded=None) -> Iterator[pa.RecordBatch]:
         """Write the kept events of a DECODED batch (and their messages, to ``encoded``); yield its COUNTED rows:

@@ -58,7 +58,9 @@ def test_dockerfile_matches_the_project():
     pinned = re.search(r'"apache-airflow==([\d.]+)"', (REPO / "pyproject.toml").read_text()).group(1)
     assert re.search(rf"ARG AIRFLOW_VERSION={re.escape(pinned)}\b", text)
     assert "FROM apache/airflow:${AIRFLOW_VERSION}" in text
-    assert "openjdk-17-jre-headless" in text and "-c constraints.txt" in text
+    assert "openjdk-17-jdk-headless" in text and "-c constraints.txt" in text
+    # The JVM side is built after the install, where replays look for it (cdc_jobs.jvm.jar_path).
+    assert text.index("RUN pip install") < text.index("ENV CDC_REPLAY_JVM_DIR=") < text.index("RUN python -m cdc_jobs.jvm")
     for src in re.findall(r"^COPY (?:--\S+ )*(.+?) \S+$", text, flags=re.M):
         for part in src.split():
             assert (REPO / part).exists(), f"Dockerfile copies {part}, which is not in the repository"

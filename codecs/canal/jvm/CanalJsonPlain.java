@@ -1,0 +1,568 @@
+package cdcreplay.codecs.canal;
+
+import cdcreplay.codecs.PlainDecoder;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+
+import java.math.BigDecimal;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * canal-json's decode fast path in the JVM: {@code CanalJsonCodec.plain_rows} (codecs/canal/canal_json.py), test
+ * for test, on the Java types Jackson gives. It declines more than the Python fast path where mirroring would
+ * be long and the messages are rare: non-ASCII database, table and type names, byte and TIMESTAMP columns of
+ * Alibaba messages (ISO-8859-1 bytes, wall-clock text), warnings (pkNames or old naming a column data lacks),
+ * fixes of non-scalar values, and any float, big integer or surrogate. The Python codec decodes those.
+ */
+public final class CanalJsonPlain implements PlainDecoder {
+    private static final JsonFactory FACTORY = new JsonFactory();
+    private static final Object NULL = new Object();  // JSON null (absent keys are Java null)
+    private static final int MAX_DEPTH = 255;
+    private static final int MAX_NAME = 256;
+    private static final String[] DERIVED_KEYS = {"database", "table", "pkNames", "es", "ts", "id", "mysqlType",
+            "sqlType", "type", "isDdl", "sql", "data", "old"};
+
+    private static final class Bail extends RuntimeException {
+        Bail() { super(null, null, false, false); }
+    }
+    private static final Bail BAIL = new Bail();
+
+    /** What a declaration gives every row: the columns field, the names, the two flags, whether Alibaba
+     *  messages of it need the Python path (byte or TIMESTAMP columns). */
+    private static final class Declared {
+        List<Object[]> columns; java.util.Set<String> names; boolean mysqlNamed;
+        final List<String> byteColumns = new ArrayList<>();  // binary (width 0) and bit(n) (width in bytes)
+        final List<Integer> byteWidths = new ArrayList<>();  // and geometry (width -1)
+        final List<String> stampColumns = new ArrayList<>();
+    }
+    private final HashMap<List<Object>, Declared> cache = new HashMap<>();
+    private Object[] lastKey;
+    private Declared lastDeclared;
+    private static final Object MARK = new Object();  // between the parts of a declaration's cache key
+
+    @Override
+    public List<Object[]> rows(byte[] buf, int off, int len) {
+        try {
+            return decode(buf, off, len);
+        } catch (Bail | java.io.IOException e) {
+            return null;  // not a plain message, or not one this twin is sure of: the Python codec decides
+        }
+    }
+
+    // ---------------------------------------------------------------------------------------------- parse
+
+    /** What plain_rows checks on the bytes: no bare -0, nesting within orjson's limit, and (orjson refuses
+     *  what Jackson may take) valid UTF-8 without a byte order mark. One pass, no allocation. */
+    private static void checkRaw(byte[] raw, int off, int len) {
+        int depth = 0;
+        int n = off + len;
+        if (len >= 3 && raw[off] == (byte) 0xEF && raw[off + 1] == (byte) 0xBB && raw[off + 2] == (byte) 0xBF) {
+            throw BAIL;
+        }
+        for (int i = off; i < n; i++) {
+            int b = raw[i];
+            if (b >= 0) {
+                if (b == '[' || b == '{') {
+                    depth++;
+                } else if (b == '-' && i + 2 < n && raw[i + 1] == '0') {
+                    byte c = raw[i + 2];
+                    if (!(c == '.' || (c >= '0' && c <= '9') || c == 'e' || c == 'E')) throw BAIL;  // -0
+                }
+                continue;
+            }
+            // A multi-byte UTF-8 sequence: no overlong form, no surrogate, nothing above U+10FFFF.
+            int c = b & 0xff;
+            int more = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
+            if (more == 0 || i + more >= n) throw BAIL;
+            int c1 = raw[i + 1] & 0xff;
+            if (c == 0xE0 && c1 < 0xA0 || c == 0xED && c1 > 0x9F || c == 0xF0 && c1 < 0x90 || c == 0xF4 && c1 > 0x8F) {
+                throw BAIL;
+            }
+            for (int k = 1; k <= more; k++) {
+                if ((raw[i + k] & 0xC0) != 0x80) throw BAIL;
+            }
+            i += more;
+        }
+        if (depth > MAX_DEPTH) throw BAIL;
+    }
+
+    /** A string orjson would have read the same: no unpaired surrogate (only a \\u escape can make one). */
+    private static String text(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw BAIL;
+            }
+        }
+        return s;
+    }
+
+    private static Object read(JsonParser p, JsonToken t) throws java.io.IOException {
+        switch (t) {
+            case START_OBJECT: {
+                LinkedHashMap<String, Object> m = new LinkedHashMap<>();
+                for (JsonToken k = p.nextToken(); k != JsonToken.END_OBJECT; k = p.nextToken()) {
+                    String name = text(p.currentName());
+                    if (m.put(name, read(p, p.nextToken())) != null) throw BAIL;  // a duplicate key
+                }
+                return m;
+            }
+            case START_ARRAY: {
+                ArrayList<Object> a = new ArrayList<>();
+                for (JsonToken k = p.nextToken(); k != JsonToken.END_ARRAY; k = p.nextToken()) a.add(read(p, k));
+                return a;
+            }
+            case VALUE_STRING: return text(p.getText());
+            case VALUE_NUMBER_INT:
+                if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) throw BAIL;
+                return p.getLongValue();
+            case VALUE_TRUE: return Boolean.TRUE;
+            case VALUE_FALSE: return Boolean.FALSE;
+            case VALUE_NULL: return NULL;
+            default: throw BAIL;  // floats (orjson loses their literal), embedded objects
+        }
+    }
+
+    private static Object none(Object v) { return v == NULL ? null : v; }
+
+    private static boolean nameFits(Object v) {
+        if (v == null) return true;
+        if (!(v instanceof String)) return false;
+        String s = (String) v;
+        if (s.length() > MAX_NAME) return false;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x20 || c > 0x7e) throw BAIL;  // isprintable() beyond ASCII: Python decides
+        }
+        return true;
+    }
+
+    @SuppressWarnings("unchecked")
+    private static boolean plainRow(Object row) {
+        if (!(row instanceof LinkedHashMap)) return false;
+        for (Object v : ((Map<String, Object>) row).values()) {
+            if (v != NULL && !(v instanceof String)) return false;
+        }
+        return true;
+    }
+
+    // --------------------------------------------------------------------------------------------- decode
+
+    @SuppressWarnings("unchecked")
+    private List<Object[]> decode(byte[] raw, int off, int len) throws java.io.IOException {
+        checkRaw(raw, off, len);
+        Object root;
+        try (JsonParser p = FACTORY.createParser(raw, off, len)) {
+            JsonToken t = p.nextToken();
+            if (t != JsonToken.START_OBJECT) throw BAIL;
+            root = read(p, t);
+            if (p.nextToken() != null) throw BAIL;
+        }
+        Map<String, Object> msg = (Map<String, Object>) root;
+        Object kind = none(msg.get("type"));
+        if (!("INSERT".equals(kind) || "UPDATE".equals(kind) || "DELETE".equals(kind))) throw BAIL;
+        Object isDdl = none(msg.get("isDdl"));
+        if (isDdl != null && isDdl != Boolean.FALSE) throw BAIL;
+        Object database = none(msg.get("database")), table = none(msg.get("table")), es = none(msg.get("es"));
+        if (!(nameFits(database) && nameFits(table) && es instanceof Long)) throw BAIL;
+        Object pkObj = none(msg.get("pkNames"));
+        List<String> pk = new ArrayList<>();
+        if (pkObj != null) {
+            if (!(pkObj instanceof List)) throw BAIL;
+            for (Object k : (List<Object>) pkObj) {
+                if (!(k instanceof String)) throw BAIL;
+                pk.add((String) k);
+            }
+        }
+        Object dataObj = none(msg.get("data"));
+        if (!(dataObj instanceof List) || ((List<Object>) dataObj).isEmpty()) throw BAIL;
+        List<Object> data = (List<Object>) dataObj;
+        for (Object r : data) if (!plainRow(r)) throw BAIL;
+        boolean update = "UPDATE".equals(kind);
+        List<Object> olds = null;
+        if (update) {
+            Object o = none(msg.get("old"));
+            if (!(o instanceof List) || ((List<Object>) o).size() != data.size()) throw BAIL;
+            olds = (List<Object>) o;
+            for (Object r : olds) if (!plainRow(r)) throw BAIL;
+        }
+        Declared declared = declared(msg, data);
+        boolean alibaba = msg.containsKey("id");
+        // the non-zero SRIDs of each row's geometry values (data's, then old's), which the vendor data keeps
+        List<LinkedHashMap<String, Long>> srids = null;
+        if (alibaba && !(declared.byteColumns.isEmpty() && declared.stampColumns.isEmpty())) {
+            srids = new ArrayList<>(data.size());
+            for (int i = 0; i < data.size(); i++) {
+                LinkedHashMap<String, Long> rowSrids = new LinkedHashMap<>();
+                alibabaCells((Map<String, Object>) data.get(i), declared, rowSrids);
+                if (update) alibabaCells((Map<String, Object>) olds.get(i), declared, rowSrids);
+                srids.add(rowSrids);
+            }
+        }
+        String fixes = dataFixes(msg, (Long) es, declared);
+        for (String k : pk) if (!declared.names.contains(k)) throw BAIL;  // a warning: Python writes it
+        String tableName = (database != null && !((String) database).isEmpty() ? (String) database : "")
+                + (database != null && !((String) database).isEmpty() && table != null && !((String) table).isEmpty() ? "." : "")
+                + (table != null ? (String) table : "");
+        BigDecimal[] sequence = {new BigDecimal((Long) es)};
+        List<Object[]> rows = new ArrayList<>(data.size());
+        String kindText = (String) kind;
+        for (int i = 0; i < data.size(); i++) {
+            Map<String, Object> cells = (Map<String, Object>) data.get(i);
+            StringBuilder vendor = new StringBuilder(64).append("{\"type\":");
+            quote(vendor, kindText);
+            if (srids != null && !srids.get(i).isEmpty()) {
+                vendor.append(",\"srid\":{");
+                boolean firstSrid = true;
+                for (Map.Entry<String, Long> e : srids.get(i).entrySet()) {
+                    if (!firstSrid) vendor.append(',');
+                    quote(vendor, e.getKey());
+                    vendor.append(':').append(e.getValue());
+                    firstSrid = false;
+                }
+                vendor.append('}');
+            }
+            Map<String, String> before = null, after = null;
+            if (update) {
+                Map<String, Object> old = (Map<String, Object>) olds.get(i);
+                LinkedHashMap<String, String> b = image(cells);
+                vendor.append(",\"old_keys\":[");
+                boolean first = true;
+                for (Map.Entry<String, Object> e : old.entrySet()) {
+                    if (!cells.containsKey(e.getKey())) throw BAIL;  // a warning: Python writes it
+                    b.put(e.getKey(), e.getValue() == NULL ? null : (String) e.getValue());
+                    if (!first) vendor.append(',');
+                    quote(vendor, e.getKey());
+                    first = false;
+                }
+                vendor.append(']');
+                before = b;
+                after = image(cells);
+            } else if ("DELETE".equals(kind)) {
+                before = image(cells);
+            } else {
+                after = image(cells);
+            }
+            if (!fixes.isEmpty()) vendor.append(",\"fix\":[").append(fixes).append(']');
+            vendor.append('}');
+            rows.add(new Object[] {kindText, database, table, tableName, before, after, declared.columns,
+                    pk, es, sequence, i, vendor.toString(), i == 0});
+        }
+        return rows;
+    }
+
+    private static LinkedHashMap<String, String> image(Map<String, Object> cells) {
+        LinkedHashMap<String, String> m = new LinkedHashMap<>(cells.size() * 2);
+        for (Map.Entry<String, Object> e : cells.entrySet()) {
+            m.put(e.getKey(), e.getValue() == NULL ? null : (String) e.getValue());
+        }
+        return m;
+    }
+
+    /** _data_fixes(msg, es, declared, ints=True), as the text between the brackets of "fix":[...]. */
+    private static String dataFixes(Map<String, Object> msg, long es, Declared declared) {
+        StringBuilder out = new StringBuilder();
+        for (Map.Entry<String, Object> e : msg.entrySet()) {
+            String key = e.getKey();
+            Object value = e.getValue();
+            boolean same;
+            switch (key) {
+                case "type": case "data": case "old": continue;
+                case "database": case "table": same = value != NULL; break;
+                case "es": case "ts": same = value instanceof Long && (Long) value == es; break;
+                case "id": same = value instanceof Long && (Long) value == 0L; break;
+                case "pkNames": same = value == NULL || (value instanceof List && !((List<?>) value).isEmpty()); break;
+                case "mysqlType": same = value instanceof Map && declared.mysqlNamed; break;
+                case "sqlType": same = value instanceof Map; break;  // orjson ints are canonical
+                case "isDdl": same = value == Boolean.FALSE; break;
+                case "sql": same = "".equals(value); break;
+                default: same = false;
+            }
+            if (!same) {
+                if (out.length() > 0) out.append(',');
+                out.append("[[");
+                quote(out, key);
+                out.append("],");
+                quote(out, literal(value));
+                out.append(']');
+            }
+        }
+        for (String key : DERIVED_KEYS) {
+            if (!key.equals("data") && !key.equals("old") && !msg.containsKey(key)) {
+                if (out.length() > 0) out.append(',');
+                out.append("[[");
+                quote(out, key);
+                out.append("],null]");
+            }
+        }
+        return out.toString();
+    }
+
+    /** jsontext.dumps of the value as orjson read it: compact JSON, keys in their order. */
+    private static String literal(Object v) {
+        StringBuilder b = new StringBuilder();
+        json(b, v);
+        return b.toString();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void json(StringBuilder b, Object v) {
+        if (v == NULL) {
+            b.append("null");
+        } else if (v instanceof Boolean || v instanceof Long) {
+            b.append(v);
+        } else if (v instanceof String) {
+            quote(b, (String) v);
+        } else if (v instanceof Map) {
+            b.append('{');
+            boolean first = true;
+            for (Map.Entry<String, Object> e : ((Map<String, Object>) v).entrySet()) {
+                if (!first) b.append(',');
+                quote(b, e.getKey());
+                b.append(':');
+                json(b, e.getValue());
+                first = false;
+            }
+            b.append('}');
+        } else if (v instanceof List) {
+            b.append('[');
+            boolean first = true;
+            for (Object x : (List<Object>) v) {
+                if (!first) b.append(',');
+                json(b, x);
+                first = false;
+            }
+            b.append(']');
+        } else {
+            throw BAIL;
+        }
+    }
+
+    // --------------------------------------------------------------------------- Alibaba's byte and time text
+
+    /** _bytes_in and _stamps_in of canal_json.py on one row's cells (in place): ISO-8859-1 text of raw bytes
+     *  -> base64 (binary, geometry's WKB) or the unsigned integer (bit); wall-clock TIMESTAMP text -> epoch
+     *  seconds read as UTC. The non-zero geometry SRIDs go to ``srids``. */
+    private static void alibabaCells(Map<String, Object> cells, Declared declared, Map<String, Long> srids) {
+        for (int k = 0; k < declared.byteColumns.size(); k++) {
+            String name = declared.byteColumns.get(k);
+            Object text = cells.get(name);
+            if (text == null || text == NULL) continue;
+            String t = (String) text;
+            byte[] data = new byte[t.length()];
+            for (int i = 0; i < t.length(); i++) {
+                char c = t.charAt(i);
+                if (c > 0xff) throw BAIL;  // not ISO-8859-1: the Python path names the error
+                data[i] = (byte) c;
+            }
+            int width = declared.byteWidths.get(k);
+            if (width < 0) {  // geometry: the WKB after the SRID; text (WKT) stays as written
+                if (data.length < 9 || (data[4] != 0 && data[4] != 1)) continue;
+                long srid = (data[0] & 0xffL) | (data[1] & 0xffL) << 8 | (data[2] & 0xffL) << 16 | (data[3] & 0xffL) << 24;
+                if (srid != 0) srids.put(name, srid);
+                data = Arrays.copyOfRange(data, 4, data.length);
+            }
+            cells.put(name, width > 0 ? new java.math.BigInteger(1, data).toString()
+                    : java.util.Base64.getEncoder().encodeToString(data));
+        }
+        for (String name : declared.stampColumns) {
+            Object text = cells.get(name);
+            if (text == null || text == NULL) continue;
+            String epoch = epochText((String) text);
+            if (epoch != null) cells.put(name, epoch);
+        }
+    }
+
+    private static final Pattern WALL_CLOCK = Pattern.compile(
+            "([0-9]{4})-([0-9][0-9])-([0-9][0-9]) ([0-9][0-9]):([0-9][0-9]):([0-9][0-9])(?:\\.([0-9]{1,9}))?");
+    private static final Pattern BIT_WIDTH = Pattern.compile("\\(\\s*([0-9]+)\\s*\\)");
+
+    /** Wall-clock text as epoch seconds (the written fraction digits kept); null: not a valid wall-clock time. */
+    private static String epochText(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            if (text.charAt(i) > 0x7e) throw BAIL;  // Python's \\d takes other digits too: the Python path
+        }
+        java.util.regex.Matcher m = WALL_CLOCK.matcher(text);
+        if (!m.matches()) return null;
+        int y = Integer.parseInt(m.group(1)), mo = Integer.parseInt(m.group(2)), d = Integer.parseInt(m.group(3));
+        long days;
+        try {
+            if (y < 1) return null;  // Python's datetime starts at year 1
+            days = java.time.LocalDate.of(y, mo, d).toEpochDay();
+        } catch (java.time.DateTimeException e) {
+            return null;
+        }
+        long seconds = days * 86400 + Integer.parseInt(m.group(4)) * 3600L + Integer.parseInt(m.group(5)) * 60L
+                + Integer.parseInt(m.group(6));
+        String frac = m.group(7);
+        return frac == null ? Long.toString(seconds)
+                : new BigDecimal(seconds).add(new BigDecimal("0." + frac)).toPlainString();
+    }
+
+    /** A JSON string as orjson writes it. */
+    private static void quote(StringBuilder b, String s) {
+        b.append('"');
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            switch (c) {
+                case '"': b.append("\\\""); break;
+                case '\\': b.append("\\\\"); break;
+                case '\n': b.append("\\n"); break;
+                case '\r': b.append("\\r"); break;
+                case '\t': b.append("\\t"); break;
+                case '\b': b.append("\\b"); break;
+                case '\f': b.append("\\f"); break;
+                default:
+                    if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
+                    else b.append(c);
+            }
+        }
+        b.append('"');
+    }
+
+    // ------------------------------------------------------------------------------------------ declared
+
+    @SuppressWarnings("unchecked")
+    private Declared declared(Map<String, Object> msg, List<Object> data) {
+        Object mysqlObj = none(msg.get("mysqlType")), sqlObj = none(msg.get("sqlType"));
+        if (mysqlObj != null && !(mysqlObj instanceof Map) || sqlObj != null && !(sqlObj instanceof Map)) throw BAIL;
+        Map<String, Object> mysql = mysqlObj == null ? Map.of() : (Map<String, Object>) mysqlObj;
+        Map<String, Object> sql = sqlObj == null ? Map.of() : (Map<String, Object>) sqlObj;
+        // The cache key: every entry of both declarations and the data names, exactly (consecutive messages of a
+        // table mostly repeat the last declaration, which is compared before any hashing).
+        LinkedHashMap<String, Boolean> dataNames = new LinkedHashMap<>();
+        for (Object r : data) for (String k : ((Map<String, Object>) r).keySet()) dataNames.putIfAbsent(k, true);
+        Object[] key = new Object[2 * mysql.size() + 2 * sql.size() + dataNames.size() + 2];
+        int at = 0;
+        for (Map.Entry<String, Object> e : mysql.entrySet()) {
+            Object v = e.getValue();
+            if (v != NULL && !(v instanceof String)) throw BAIL;
+            key[at++] = e.getKey();
+            key[at++] = v;
+        }
+        key[at++] = MARK;
+        for (Map.Entry<String, Object> e : sql.entrySet()) {
+            if (!(e.getValue() instanceof Long)) throw BAIL;
+            key[at++] = e.getKey();
+            key[at++] = e.getValue();
+        }
+        key[at++] = MARK;
+        for (String k : dataNames.keySet()) key[at++] = k;
+        if (lastDeclared != null && Arrays.equals(key, lastKey)) return lastDeclared;
+        Declared hit = cache.get(Arrays.asList(key));
+        if (hit != null) {
+            lastKey = key;
+            lastDeclared = hit;
+            return hit;
+        }
+        LinkedHashMap<String, Boolean> names = new LinkedHashMap<>();
+        for (String n : mysql.keySet()) names.putIfAbsent(n, true);
+        for (String n : sql.keySet()) names.putIfAbsent(n, true);
+        for (String n : dataNames.keySet()) names.putIfAbsent(n, true);
+        Declared d = new Declared();
+        d.columns = new ArrayList<>();
+        d.mysqlNamed = true;
+        for (Object v : mysql.values()) if (v == NULL || ((String) v).isEmpty()) d.mysqlNamed = false;
+        for (String name : names.keySet()) {
+            Object tn = mysql.get(name);
+            String typeName = tn == null || tn == NULL ? null : (String) tn;
+            Object j = sql.get(name);
+            Integer jdbc = null;
+            if (j != null) {
+                long v = (Long) j;
+                if (v < Integer.MIN_VALUE || v > Integer.MAX_VALUE) throw BAIL;  // columns_fit
+                jdbc = (int) v;
+            }
+            d.columns.add(new Object[] {name, typeName, jdbc, false});
+            // byte_columns and the TIMESTAMP columns, which Alibaba messages write as text the decode converts
+            String fam = Families.family(typeName, jdbc);
+            if (Families.geometry(typeName)) {
+                d.byteColumns.add(name);
+                d.byteWidths.add(-1);  // MySQL's value: a 4-byte little-endian SRID, then the WKB
+            } else if (fam.equals("binary")) {
+                d.byteColumns.add(name);
+                d.byteWidths.add(0);
+            } else if (fam.equals("bit")) {
+                java.util.regex.Matcher m = BIT_WIDTH.matcher(typeName == null ? "" : typeName);
+                int width = 1;
+                if (m.find()) {
+                    if (m.group(1).length() > 9) throw BAIL;
+                    width = (Integer.parseInt(m.group(1)) + 7) / 8;
+                }
+                d.byteColumns.add(name);
+                d.byteWidths.add(width);
+            } else if (fam.equals("timestamp")) {
+                d.stampColumns.add(name);
+            }
+        }
+        d.names = names.keySet();
+        if (cache.size() >= 4096) cache.clear();
+        cache.put(Arrays.asList(key), d);
+        lastKey = key;
+        lastDeclared = d;
+        return d;
+    }
+
+    /** cdc_codecs.types.family, for ASCII type names (anything else: the Python path). */
+    static final class Families {
+        private static final String[][] NAME_FAMILY = {
+            {"^(tinyint|smallint|mediumint|int|integer|bigint|int\\d+|uint\\d*|long|serial|bigserial|smallserial|year)\\b", "int"},
+            {"^(decimal|numeric|number|dec|money)\\b", "decimal"},
+            {"^(float|double|real|binary_float|binary_double|float\\d)\\b", "float"},
+            {"^(bit)\\b", "bit"},
+            {"^(bool|boolean)\\b", "bool"},
+            {"^(tinyblob|blob|mediumblob|longblob|binary|varbinary|bytea|bytes|raw|long raw)\\b", "binary"},
+            {"^(date)$", "date"},
+            {"^(time)(\\(\\d\\))?$", "time"},
+            {"^(datetime|timestamp without time zone)\\b", "datetime"},
+            {"^(timestamp with local time zone|timestamptz|timestamp with time zone)\\b", "zoned"},
+            {"^(timestamp)(\\(\\d\\))?$", "timestamp"},
+            {"^(json|jsonb)\\b", "json"},
+            {"^(enum|set|geometry|point|linestring|polygon|multipoint|multilinestring|multipolygon|geometrycollection)\\b", "string"},
+        };
+        private static final Pattern[] PATTERNS = new Pattern[NAME_FAMILY.length];
+        static {
+            for (int i = 0; i < NAME_FAMILY.length; i++) PATTERNS[i] = Pattern.compile(NAME_FAMILY[i][0]);
+        }
+        private static final Pattern UNSIGNED_INT = Pattern.compile("^(tinyint|smallint|mediumint|int|integer|bigint)");
+        private static final Map<Integer, String> JDBC_FAMILY = new HashMap<>();
+        static {
+            int[] codes = {-7, -6, 5, 4, -5, 6, 7, 8, 2, 3, 91, 92, 93, -2, -3, -4, 2004, 16, 2013, 2014};
+            String[] fams = {"bit", "int", "int", "int", "int", "float", "float", "float", "decimal", "decimal",
+                "date", "time", "datetime", "binary", "binary", "binary", "binary", "bool", "time", "zoned"};
+            for (int i = 0; i < codes.length; i++) JDBC_FAMILY.put(codes[i], fams[i]);
+        }
+
+        static String family(String typeName, Integer jdbc) {
+            if (typeName != null && !typeName.isEmpty()) {
+                for (int i = 0; i < typeName.length(); i++) {
+                    char c = typeName.charAt(i);
+                    if (c < 0x20 || c > 0x7e) throw BAIL;
+                }
+                String t = typeName.strip().toLowerCase(java.util.Locale.ROOT);
+                if (t.contains("unsigned") && UNSIGNED_INT.matcher(t).find()) return "int";
+                for (int i = 0; i < PATTERNS.length; i++) {
+                    // Python's re.match anchors at the start only; "$" there also matches before a final \n
+                    if (PATTERNS[i].matcher(t).find()) return NAME_FAMILY[i][1];
+                }
+            }
+            if (jdbc != null && JDBC_FAMILY.containsKey(jdbc)) return JDBC_FAMILY.get(jdbc);
+            return "string";
+        }
+
+        private static final Pattern GEOMETRY = Pattern.compile("^\\s*(geometry|point|linestring|polygon|multipoint|multilinestring|multipolygon|geometrycollection)\\b", Pattern.CASE_INSENSITIVE);
+
+        static boolean geometry(String typeName) {
+            return typeName != null && GEOMETRY.matcher(typeName).find();
+        }
+    }
+}

@@ -1,0 +1,26 @@
+package cdcreplay.codecs;
+
+import java.util.List;
+
+/**
+ * A codec's decode fast path in the JVM: the JVM twin of a codec's Python {@code plain_rows}, for the messages
+ * it can decode exactly (the rest it declines, and the Python codec decodes them and names their errors).
+ *
+ * <p>Pure Java and Jackson: no Spark. {@code cdc_jobs.jvm} builds it with the job side's adapter
+ * ({@code LineBlockDecode}); {@code tests/codecs/test_jvm_fast_paths.py} holds each implementation equal to its
+ * Python fast path, row for row.
+ */
+public interface PlainDecoder {
+    /** Names of the values of one row, in order (the DECODED fields a fast path sets; the rest are constant). */
+    String[] FIELDS = {"op", "database", "table", "table_name", "before", "after", "columns", "primary_key",
+            "event_time_ms", "sequence", "pos_index", "vendor", "first_of_record"};
+
+    /**
+     * The rows of the message in {@code buf[off, off + len)}, each an Object[] in {@link #FIELDS} order:
+     * images as insertion-ordered {@code java.util.Map<String, String>} (a null value is SQL NULL, a missing key is
+     * "not in this image"), {@code columns} as a list of {name, type_name, jdbc_type, number} arrays that the
+     * rows of one declaration share, {@code sequence} as a {@code java.math.BigDecimal[]}. Null: not a message
+     * this fast path takes.
+     */
+    List<Object[]> rows(byte[] buf, int off, int len);
+}

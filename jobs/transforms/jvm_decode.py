@@ -1,0 +1,126 @@
+"""The decode step where the messages are in the JVM: line files of a format whose codec has a JVM twin of its
+fast path (``Codec.jvm_plain_decoder``, built by ``cdc_jobs.jvm``).
+
+The file reader's tasks hand Spark blocks of whole lines (``cdc_jobs.io.files.read_blocks``: no Python work per
+line). ``LineBlockDecode`` (``jobs/transforms/jvm/``) splits and numbers the lines as the Python reader does and
+runs the twin on each: a row per event for a message it takes, the line's bytes for one it declines. The Python
+tasks after it (``finish``) decode the declined lines with the codec (``decode.decode_columns``: the reference,
+with its dead letters), complete the twin's rows with Arrow kernels (no Python object per row), and write events/
+and the COUNTED rows as the Python path does (``EventsHere.write_task``). The rows are the ones the Python path
+gives (``tests/jobs/test_jvm_decode.py``); only where the time goes changes (``bench/RESULTS.md``).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Iterator
+
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from cdc_codecs import get_codec
+from cdc_codecs.base import jvm_twin
+from cdc_codecs.event_schema import DECODED_ARROW
+from cdc_codecs.shared.plain_rows import TWIN_FIELDS
+
+from cdc_jobs.schemas import COUNTED_SPARK, DECODED_SPARK
+
+if TYPE_CHECKING:
+    from cdc_jobs.io.files import EventsHere
+
+# LineBlockDecode's result: one Arrow IPC stream per block (its columns: ``LINE_FIELDS``).
+LINE_SPARK = T.BinaryType()
+LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
+
+
+def runs(spark: SparkSession, fmt: str) -> bool:
+    """Whether this session decodes ``fmt`` in the JVM: its codec has a twin and the jar is in the session."""
+    from cdc_jobs import jvm
+
+    return jvm_twin(get_codec(fmt)) is not None and jvm.available(spark)
+
+
+def decode_blocks(blocks: DataFrame, fmt: str, events: "EventsHere") -> DataFrame:
+    """BLOCK rows -> the COUNTED rows of ``EventsHere.write`` (events/ written by the tasks)."""
+    from cdc_jobs.jvm import LINE_BLOCK_DECODE
+
+    twin = jvm_twin(get_codec(fmt))
+    lines = F.call_function(LINE_BLOCK_DECODE, F.lit(twin), F.col("first_line"), F.col("value"))
+    return blocks.select("pos_source", lines.alias("lines")).mapInArrow(_finish(fmt, events), COUNTED_SPARK)
+
+
+def _finish(fmt: str, events: "EventsHere"):
+    def finish(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        # The same task as the block reader's (nothing between them shuffles), so the same events/ file names.
+        yield from events.write_task(TaskContext.get().partitionId(),
+                                     (decoded(fmt, lines) for batch in batches for lines in block_lines(batch)))
+    return finish
+
+
+def block_lines(blocks: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
+    """Each block's rows (LineBlockDecode's stream, read without copying), with the block's ``pos_source``."""
+    sources, streams = blocks.column("pos_source"), blocks.column("lines")
+    for i in range(blocks.num_rows):
+        lines = pa.ipc.open_stream(streams[i].as_buffer()).read_all()
+        if lines.num_rows:
+            assert tuple(lines.column_names) == LINE_FIELDS, lines.column_names
+            lines = lines.combine_chunks().to_batches()[0]
+            yield lines.add_column(0, "pos_source", pa.repeat(sources[i], lines.num_rows))
+
+
+def decoded(fmt: str, lines: pa.RecordBatch) -> pa.RecordBatch:
+    """A batch of LineBlockDecode's rows -> DECODED rows in line order: the declined lines decoded by the codec,
+    the twin's rows completed."""
+    declined = pc.is_valid(lines.column("value"))
+    parts = []
+    if pc.any(declined).as_py():
+        from cdc_jobs.transforms.decode import decode_columns
+
+        raw = lines.filter(declined)
+        n = raw.num_rows
+        # RAW columns as read_lines gives them for a line: partition -1, no timestamp, key or headers
+        parts.extend(decode_columns(fmt, [{
+            "pos_source": raw.column("pos_source").to_pylist(), "pos_partition": [-1] * n,
+            "pos_offset": raw.column("pos_offset").to_pylist(), "pos_timestamp_ms": [None] * n,
+            "pos_key": [None] * n, "pos_headers": [[] for _ in range(n)], "value": raw.column("value").to_pylist()}]))
+        took = lines.filter(pc.invert(declined))
+    else:
+        took = lines
+    if took.num_rows:
+        parts.append(completed(fmt, took))
+    if len(parts) == 1:
+        return parts[0]
+    table = pa.Table.from_batches(parts, schema=DECODED_ARROW)
+    if table.num_rows:
+        table = table.take(pc.sort_indices(table, [("pos_offset", "ascending"), ("pos_index", "ascending")]))
+    return table.combine_chunks().to_batches()[0] if table.num_rows else parts[0]
+
+
+def _constant(value, type_: pa.DataType, n: int) -> pa.Array:
+    nulls = pa.nulls(n, type_)
+    return nulls if value is None else pc.fill_null(nulls, pa.scalar(value, type_))
+
+
+def _empty_lists(type_: pa.ListType, n: int) -> pa.Array:
+    return pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)), pa.array([], type_.value_type), type=type_)
+
+
+def completed(fmt: str, took: pa.RecordBatch) -> pa.RecordBatch:
+    """The twin's rows as DECODED rows: its fields, and the rest as ``data_row`` sets them for a line."""
+    n = took.num_rows
+    given = set(TWIN_FIELDS) | {"pos_source", "pos_offset"}
+    constants = {"format": fmt, "pos_partition": -1, "fragment_index": 0, "fragment_total": 1, "replaces_row": False}
+    arrays = []
+    for field in DECODED_ARROW:
+        if field.name in given:
+            arrays.append(took.column(field.name).cast(field.type))
+        elif field.name in ("pos_headers", "removed_columns"):
+            arrays.append(_empty_lists(field.type, n))
+        else:
+            arrays.append(_constant(constants.get(field.name), field.type, n))
+    return pa.RecordBatch.from_arrays(arrays, schema=DECODED_ARROW)

@@ -1,0 +1,97 @@
+"""Replay's decode in the JVM (``cdc_jobs.transforms.jvm_decode``): line files of a format with a JVM twin are read
+as blocks of lines and decoded by the twin, the declined lines by the codec in Python. What a user gets must not
+depend on it: the same events, dead letters, counts and re-encoded messages as the Python path
+(``CDC_REPLAY_JVM_DECODE=off``), and lines numbered as the Python reader numbers them."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.dataset as ds
+import pytest
+from pyspark.sql import functions as F
+
+from cdc_jobs import cli
+from cdc_jobs.commands.sample import simulate, write_archive
+from cdc_jobs.io import files
+from cdc_jobs.transforms import jvm_decode
+
+pytestmark = pytest.mark.spark
+
+# Lines the reader must number and strip as Python's line iteration does: CRLF, a lone CR kept inside a line,
+# blank and whitespace-only lines (skipped, but counted), several CRs before the newline, a last line without one.
+AWKWARD = (b'x1\r\n\r\n  \t\n\x0b\x0c\nx2\rstill x2\r\r\n\n' + b"x3 " * 40 + b"\nx4\r\n" + b"\xff\xfe not utf-8\n"
+           + b"x5")
+
+
+def declined_lines(spark, blocks: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
+    """(line number, bytes) of every line LineBlockDecode hands back declined (here: every line, none is JSON)."""
+    from cdc_jobs import jvm
+
+    assert jvm.available(spark)
+    df = spark.createDataFrame(blocks, "first_line long, value binary")
+    streams = df.select(F.call_function(jvm.LINE_BLOCK_DECODE, F.lit("cdcreplay.codecs.canal.CanalJsonPlain"),
+                                        "first_line", "value")).collect()
+    return sorted((x["pos_offset"], x["value"]) for r in streams for x in pa.ipc.open_stream(r[0]).read_all().to_pylist())
+
+
+@pytest.mark.parametrize("block_bytes", [7, 64, 1 << 20])
+def test_blocks_are_numbered_and_split_as_the_python_reader_does(spark, tmp_path, monkeypatch, block_bytes):
+    path = tmp_path / "a.jsonl"
+    path.write_bytes(AWKWARD)
+    expected = list(files._numbered_lines(str(path)))
+    monkeypatch.setattr(files, "BLOCK_BYTES", block_bytes)
+    whole = [(b, v) for cols in files.read_blocks(str(path)) for b, v in zip(cols["first_line"], cols["value"])]
+    assert declined_lines(spark, whole) == expected
+    spans = files.split_lines_file(str(path), 20)
+    assert len(spans) > 2
+    pieces = [(b, v) for s in spans for cols in files.read_blocks(str(path), s)
+              for b, v in zip(cols["first_line"], cols["value"])]
+    assert declined_lines(spark, pieces) == expected
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory) -> Path:
+    root = tmp_path_factory.mktemp("archive")
+    w = simulate(7, "2024-01-01", rows=40, changes=200)
+    write_archive(w.snapshot, "canal-json", root / "full" / "part-00000.jsonl")
+    inc = root / "incremental" / "part-00000.jsonl"
+    write_archive(w.changes, "canal-json", inc)
+    lines = inc.read_bytes().splitlines(keepends=True)
+    # what the twin declines and the codec decodes (bare numbers, a batch id), and what nothing decodes
+    lines[3] = lines[3].replace(b'"id":0', b'"id":12')
+    lines[5] = b'{"database":"shop","table":"t","type":"INSERT","es":5,"data":[{"a":1.5}]}\r\n'
+    lines[8] = b'{"database":"shop","table":"customers","type":"UPDATE","data":[{"id":"1"\n'
+    inc.write_bytes(b"".join(lines[:10]) + b"\n  \n" + b"".join(lines[10:]))
+    return root
+
+
+def outputs(out: Path) -> dict:
+    """What a user reads of a replay: counts, events and dead letters (rows in archive order), encoded messages."""
+    got = {"counts": json.loads((out / "counts.json").read_text())}
+    for sub in ("events", "dead_letters"):
+        table = ds.dataset(out / sub, format="parquet", partitioning="hive").to_table()
+        got[sub] = table.sort_by([(c, "ascending") for c in ("pos_source", "pos_offset", "pos_index")]).to_pylist()
+    if (out / "encoded").exists():
+        got["encoded"] = sorted(line for p in (out / "encoded").glob("part-*") for line in p.read_bytes().splitlines())
+    return got
+
+
+@pytest.mark.parametrize("to_format", [None, "oms-default"])
+def test_replay_in_the_jvm_gives_what_the_python_path_gives(spark, archive, tmp_path, monkeypatch, to_format):
+    calls = []
+    monkeypatch.setattr(jvm_decode, "decode_blocks", lambda *a, _f=jvm_decode.decode_blocks: calls.append(1) or _f(*a))
+    extra = ["--to-format", to_format] if to_format else []
+    assert cli.main(["replay", "--source", str(archive), "--format", "canal-json", "--out",
+                     str(tmp_path / "jvm"), *extra]) == 0
+    assert calls == [1], "the replay did not decode in the JVM"
+    monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "off")
+    assert cli.main(["replay", "--source", str(archive), "--format", "canal-json", "--out",
+                     str(tmp_path / "python"), *extra]) == 0
+    assert calls == [1]
+    jvm_out, python_out = outputs(tmp_path / "jvm"), outputs(tmp_path / "python")
+    assert jvm_out["counts"]["dead_letters"] == 1 and len(jvm_out["events"]) > 200
+    assert ("encoded" in jvm_out) == bool(to_format)
+    assert jvm_out == python_out
