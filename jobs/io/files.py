@@ -9,6 +9,9 @@ Three layouts, told apart by file name:
   ``cdc-replay archive`` (topic, partition, offset, timestamp, base64 key/value, headers); position = the Kafka
   position recorded in the dump, so archives of binary topics keep it.
 - anything else: JSON lines, one message per line (``.gz`` decompressed); position = file + line (1-based).
+
+A replay of line files whose format has a JVM twin of its decode fast path reads them as blocks of whole lines
+instead (``read_blocks``), which the JVM splits, numbers and decodes (``cdc_jobs.transforms.jvm_decode``).
 """
 
 from __future__ import annotations

@@ -3,10 +3,12 @@ fast path (``Codec.jvm_plain_decoder``, built by ``cdc_jobs.jvm``).
 
 The file reader's tasks hand Spark blocks of whole lines (``cdc_jobs.io.files.read_blocks``: no Python work per
 line). ``LineBlockDecode`` (``jobs/transforms/jvm/``) splits and numbers the lines as the Python reader does and
-runs the twin on each: a row per event for a message it takes, the line's bytes for one it declines. The Python
-tasks after it (``finish``) decode the declined lines with the codec (``decode.decode_columns``: the reference,
-with its dead letters), complete the twin's rows with Arrow kernels (no Python object per row), and write events/
-and the COUNTED rows as the Python path does (``EventsHere.write_task``). The rows are the ones the Python path
+runs the twin on each: a row per event for a message it takes, the line's bytes for one it declines, as one Arrow
+IPC stream per block (Spark's own row conversions of the nested event fields cost more than the decode). The
+Python tasks after it (``_finish``) read the streams without copying, decode the declined lines with the codec
+(``decode.decode_columns``: the reference, with its dead letters), complete the twin's rows with Arrow kernels
+(no Python object per row), and write events/ and the COUNTED rows as the Python path does
+(``EventsHere.write_task``). The rows are the ones the Python path
 gives (``tests/jobs/test_jvm_decode.py``); only where the time goes changes (``bench/RESULTS.md``).
 """
 
@@ -26,7 +28,7 @@ from cdc_codecs.base import jvm_twin
 from cdc_codecs.event_schema import DECODED_ARROW
 from cdc_codecs.shared.plain_rows import TWIN_FIELDS
 
-from cdc_jobs.schemas import COUNTED_SPARK, DECODED_SPARK
+from cdc_jobs.schemas import COUNTED_SPARK
 
 if TYPE_CHECKING:
     from cdc_jobs.io.files import EventsHere
@@ -67,8 +69,9 @@ def block_lines(blocks: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
     sources, streams = blocks.column("pos_source"), blocks.column("lines")
     for i in range(blocks.num_rows):
         lines = pa.ipc.open_stream(streams[i].as_buffer()).read_all()
+        if tuple(lines.column_names) != LINE_FIELDS:  # a jar built from other sources than this package's
+            raise RuntimeError(f"LineBlockDecode wrote columns {lines.column_names}, expected {list(LINE_FIELDS)}")
         if lines.num_rows:
-            assert tuple(lines.column_names) == LINE_FIELDS, lines.column_names
             lines = lines.combine_chunks().to_batches()[0]
             yield lines.add_column(0, "pos_source", pa.repeat(sources[i], lines.num_rows))
 
