@@ -6,6 +6,8 @@ Spark, one message a block."""
 
 from __future__ import annotations
 
+import json
+
 import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
@@ -22,9 +24,36 @@ pytestmark = pytest.mark.spark
 TWINS = [f for f in available_formats() if jvm_twin(get_codec(f))]
 
 
+# The twin's copy of ``cdc_codecs.types.family`` decides which Alibaba text it converts (TIMESTAMP, binary, bit,
+# geometry): declarations of every kind of type name and JDBC number, each with values that those conversions
+# would change, so that a family told apart wrongly changes a row.
+TYPE_NAMES = [None, "", "int", "INT(11) UNSIGNED", "bigint(20) unsigned", "uint8", "year", "decimal(12,2)", "number",
+              "float", "binary_float", "bit", "BIT(12)", "bit( 3 )", "boolean", "tinyblob", "blob", "varbinary(8)",
+              "binary(4)", "long raw", "bytea", "date", "time", "time(3)", "datetime", "DATETIME(6)", "timestamp",
+              "timestamp(6)", "TIMESTAMP(3)", " timestamp", "timestamp with time zone", "timestamptz",
+              "timestamp without time zone", "timestamp(10)", "json", "enum('a')", "set('a')", "geometry", "POINT",
+              " polygon", "geometrycollection", "varchar(10)", "text", "bitmap", "timestamps"]
+JDBC_NUMBERS = [None, 93, -2, -7, 2004, 12, 4]
+VALUES = ["2024-02-29 23:59:59.125", "1970-01-01 00:00:00", "0000-00-00 00:00:00", "\u00ff\u0001", "5",
+          ((4326).to_bytes(4, "little") + b"\x01\x01\x00\x00\x00" + bytes(range(16))).decode("latin-1")]
+
+
+def declared_type_variants() -> list[bytes]:
+    out = []
+    for type_name in TYPE_NAMES:
+        for jdbc in JDBC_NUMBERS:
+            for value in VALUES:  # one a message: the twin declines a whole message for one value it leaves
+                msg = {"data": [{"id": "1", "c": value}], "database": "d", "table": "t", "es": 1, "ts": 1, "id": 3,
+                       "isDdl": False, "pkNames": ["id"], "sql": "", "type": "INSERT",
+                       "mysqlType": {"id": "int", **({} if type_name is None else {"c": type_name})},
+                       "sqlType": {"id": 4, **({} if jdbc is None else {"c": jdbc})}}
+                out.append(json.dumps(msg).encode())
+    return out
+
+
 def canal_inputs() -> list[bytes]:
     raws = [m for seed in messages("canal-json") for m in alibaba_variants(seed)]
-    return raws + [i.raw for i in corpus("canal-json", 300, ten_mb_line=False)]
+    return raws + declared_type_variants() + [i.raw for i in corpus("canal-json", 300, ten_mb_line=False)]
 
 
 INPUTS = {"canal-json": canal_inputs}
