@@ -5,7 +5,7 @@ Compiled with ``javac`` against the jars PySpark ships (Jackson, Spark's Java UD
 download. The jar's name carries a digest of the sources and the PySpark version, so a change to either builds
 a new one; ``make install`` and the Docker image build it ahead (``python -m cdc_jobs.jvm``), and a session that
 finds none builds it on first use. Without a JDK there is no jar, and the decode runs in Python, which gives the
-same rows (``tests/codecs/test_jvm_fast_paths.py``), only slower; ``available`` says which, and replay prints it.
+same rows (``tests/codecs/test_jvm_fast_paths.py``), only slower; ``available`` says which.
 """
 
 from __future__ import annotations
@@ -20,6 +20,8 @@ import zipfile
 from functools import lru_cache
 from pathlib import Path
 from typing import Optional
+
+from cdc_jobs.errors import UsageError
 
 _HERE = Path(__file__).resolve().parent
 # The Spark SQL function the decode step calls (``cdc_jobs.transforms.jvm_decode``).
@@ -93,11 +95,24 @@ def ensure_jar() -> Optional[Path]:
 _REGISTERED: dict[int, bool] = {}
 
 
+# ``CDC_REPLAY_JVM_DECODE``: "auto" (the default) decodes in the JVM where the archive is big enough to gain
+# (``cdc_jobs.transforms.jvm_decode.MIN_BYTES``), "on" wherever it can, "off" never (the escape hatch: decode in
+# Python, as without a JDK).
+MODES = ("auto", "on", "off")
+
+
+def mode() -> str:
+    value = os.environ.get("CDC_REPLAY_JVM_DECODE", "auto").strip().lower() or "auto"
+    if value not in MODES:
+        raise UsageError(f"CDC_REPLAY_JVM_DECODE={value!r}: expected one of {', '.join(MODES)}")
+    return value
+
+
 def available(spark) -> bool:
     """Whether the session can run the JVM twins: the jar is added to it and the adapter registered (once per
     session). ``ADD JAR`` works both in a JVM this process launched and under spark-submit."""
-    if os.environ.get("CDC_REPLAY_JVM_DECODE", "on").lower() in ("off", "0", "false", "no"):
-        return False  # the escape hatch: decode in Python, as without a JDK
+    if mode() == "off":
+        return False
     key = id(spark._jsparkSession)
     if key not in _REGISTERED:
         _REGISTERED[key] = _register(spark)

@@ -451,7 +451,7 @@ def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None 
     if events is not None and fmt and all(layout_of(f) == "lines" for f in files):
         from cdc_jobs.transforms import jvm_decode
 
-        if jvm_decode.runs(spark, fmt):
+        if jvm_decode.runs(spark, fmt, files):
             return jvm_decode.decode_blocks(reader.option("blocks", "true").load(), fmt, events)
     if fmt:
         reader = reader.option("format", fmt)

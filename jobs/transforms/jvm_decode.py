@@ -38,11 +38,24 @@ LINE_SPARK = T.BinaryType()
 LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
 
 
-def runs(spark: SparkSession, fmt: str) -> bool:
-    """Whether this session decodes ``fmt`` in the JVM: its codec has a twin and the jar is in the session."""
-    from cdc_jobs import jvm
+# Line archives smaller than this decode in Python unless ``CDC_REPLAY_JVM_DECODE=on``. Measured with fresh
+# ``cdc-replay replay`` processes of canal-json on 2 cores (bench/RESULTS.md, fifteenth round), JVM vs Python:
+# 1 MB 13.9-14.2 s vs 12.9-13.4 s (registering the jar, a cold JIT), 500 MB 29.1-30.7 s vs 29.0-30.4 s (even),
+# 2 GB 62.4-65.4 s vs 71.1-71.9 s. A warm session gains from about 200 MB on; a replay is mostly a fresh one.
+MIN_BYTES = 512 * 1024 * 1024
 
-    return jvm_twin(get_codec(fmt)) is not None and jvm.available(spark)
+
+def runs(spark: SparkSession, fmt: str, files: list[str]) -> bool:
+    """Whether this session decodes ``fmt`` in the JVM: its codec has a twin, the archive's line ``files`` are big
+    enough to gain from it (``MIN_BYTES``) or ``CDC_REPLAY_JVM_DECODE=on`` says so, and the jar is in the session."""
+    from cdc_jobs import jvm
+    from cdc_jobs.io import storage
+
+    if jvm.mode() == "off" or jvm_twin(get_codec(fmt)) is None:
+        return False
+    if jvm.mode() == "auto" and sum(storage.size(f) for f in files) < MIN_BYTES:
+        return False
+    return jvm.available(spark)
 
 
 def decode_blocks(blocks: DataFrame, fmt: str, events: "EventsHere") -> DataFrame:

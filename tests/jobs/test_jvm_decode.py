@@ -1,7 +1,8 @@
 """Replay's decode in the JVM (``cdc_jobs.transforms.jvm_decode``): line files of a format with a JVM twin are read
 as blocks of lines and decoded by the twin, the declined lines by the codec in Python. What a user gets must not
 depend on it: the same events, dead letters, counts and re-encoded messages as the Python path
-(``CDC_REPLAY_JVM_DECODE=off``), and lines numbered as the Python reader numbers them."""
+(``CDC_REPLAY_JVM_DECODE=off``), and lines numbered as the Python reader numbers them. By default (``auto``) only
+an archive big enough to gain from it is decoded there."""
 
 from __future__ import annotations
 
@@ -84,6 +85,7 @@ def test_replay_in_the_jvm_gives_what_the_python_path_gives(spark, archive, tmp_
     calls = []
     monkeypatch.setattr(jvm_decode, "decode_blocks", lambda *a, _f=jvm_decode.decode_blocks: calls.append(1) or _f(*a))
     extra = ["--to-format", to_format] if to_format else []
+    monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "on")  # the archive is far below jvm_decode.MIN_BYTES
     assert cli.main(["replay", "--source", str(archive), "--format", "canal-json", "--out",
                      str(tmp_path / "jvm"), *extra]) == 0
     assert calls == [1], "the replay did not decode in the JVM"
@@ -95,3 +97,23 @@ def test_replay_in_the_jvm_gives_what_the_python_path_gives(spark, archive, tmp_
     assert jvm_out["counts"]["dead_letters"] == 1 and len(jvm_out["events"]) > 200
     assert ("encoded" in jvm_out) == bool(to_format)
     assert jvm_out == python_out
+
+
+def test_by_default_only_an_archive_big_enough_to_gain_decodes_in_the_jvm(spark, archive, tmp_path, monkeypatch,
+                                                                          capsys):
+    calls = []
+    monkeypatch.setattr(jvm_decode, "decode_blocks", lambda *a, _f=jvm_decode.decode_blocks: calls.append(1) or _f(*a))
+    monkeypatch.delenv("CDC_REPLAY_JVM_DECODE", raising=False)
+    size = sum(p.stat().st_size for p in archive.rglob("*") if p.is_file())
+
+    def replay(out: str) -> int:
+        return cli.main(["replay", "--source", str(archive), "--format", "canal-json", "--out", str(tmp_path / out)])
+
+    monkeypatch.setattr(jvm_decode, "MIN_BYTES", size + 1)
+    assert replay("small") == 0 and calls == []
+    monkeypatch.setattr(jvm_decode, "MIN_BYTES", size)
+    assert replay("big") == 0 and calls == [1]
+    assert outputs(tmp_path / "small") == outputs(tmp_path / "big")
+    monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "fast")
+    assert replay("typo") != 0 and calls == [1]
+    assert "CDC_REPLAY_JVM_DECODE='fast': expected one of auto, on, off" in capsys.readouterr().err
