@@ -18,6 +18,7 @@ from ..event_schema import DECODED_ARROW
 # pos_timestamp_ms, pos_key, pos_headers as a list of {"key", "value"}). A codec's ``plain_rows`` gets this
 # instead of a ``Position``, so its fast path builds no object per message.
 RecordAt = tuple
+RECORD_AT = ("pos_source", "pos_partition", "pos_offset", "pos_timestamp_ms", "pos_key", "pos_headers")
 
 # The field order of a DECODED row tuple (``data_row`` here, the decode step's column builder in cdc_jobs).
 DECODED_ROW = ("format", "op", "database", "schema", "table", "table_name", "before", "after", "columns",

@@ -109,6 +109,10 @@ class _Batcher:
         c["pos_headers"].append(list(headers))
         c["value"].append(value)
 
+    def add_line(self, source: str, lineno: int, line: bytes) -> None:
+        """A line of a file: position = file + line number, no partition (-1), timestamp, key or headers."""
+        self.add(source, -1, lineno, line)
+
     def full(self) -> bool:
         return len(self.cols["value"]) >= BATCH_ROWS
 
@@ -189,11 +193,19 @@ def _after_next_newline(fh: io.BufferedReader, size: int) -> int:
 def read_lines(path: str, span: Span | None = None) -> Iterator[dict[str, list]]:
     out = _Batcher()
     for lineno, line in _numbered_lines(path, span):
-        out.add(path, -1, lineno, line)
+        out.add_line(path, lineno, line)
         if out.full():
             yield out.take()
     if out:
         yield out.take()
+
+
+def line_records(sources: list[str], line_numbers: list[int], lines: list[bytes]) -> dict[str, list]:
+    """The RAW columns ``read_lines`` gives for these lines (for lines read elsewhere: ``jvm_decode``)."""
+    out = _Batcher()
+    for source, lineno, line in zip(sources, line_numbers, lines):
+        out.add_line(source, lineno, line)
+    return out.take()
 
 
 # Blocks of whole lines for a decode in the JVM (``cdc_jobs.transforms.jvm_decode``): big enough that a block costs

@@ -14,9 +14,9 @@ gives (``tests/jobs/test_jvm_decode.py``); only where the time goes changes (``b
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator
 
-import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
@@ -26,7 +26,7 @@ from pyspark.sql import types as T
 from cdc_codecs import get_codec
 from cdc_codecs.base import jvm_twin
 from cdc_codecs.event_schema import DECODED_ARROW
-from cdc_codecs.shared.plain_rows import TWIN_FIELDS
+from cdc_codecs.shared.plain_rows import DECODED_ROW, RECORD_AT, TWIN_FIELDS, data_row
 
 from cdc_jobs.schemas import COUNTED_SPARK
 
@@ -95,15 +95,12 @@ def decoded(fmt: str, lines: pa.RecordBatch) -> pa.RecordBatch:
     declined = pc.is_valid(lines.column("value"))
     parts = []
     if pc.any(declined).as_py():
+        from cdc_jobs.io.files import line_records
         from cdc_jobs.transforms.decode import decode_columns
 
         raw = lines.filter(declined)
-        n = raw.num_rows
-        # RAW columns as read_lines gives them for a line: partition -1, no timestamp, key or headers
-        parts.extend(decode_columns(fmt, [{
-            "pos_source": raw.column("pos_source").to_pylist(), "pos_partition": [-1] * n,
-            "pos_offset": raw.column("pos_offset").to_pylist(), "pos_timestamp_ms": [None] * n,
-            "pos_key": [None] * n, "pos_headers": [[] for _ in range(n)], "value": raw.column("value").to_pylist()}]))
+        parts.extend(decode_columns(fmt, [line_records(*(raw.column(c).to_pylist()
+                                                          for c in ("pos_source", "pos_offset", "value")))]))
         took = lines.filter(pc.invert(declined))
     else:
         took = lines
@@ -117,26 +114,30 @@ def decoded(fmt: str, lines: pa.RecordBatch) -> pa.RecordBatch:
     return table.combine_chunks().to_batches()[0] if table.num_rows else parts[0]
 
 
+# The fields of a completed row that come from LineBlockDecode's columns; the others are the same on every row.
+_GIVEN = frozenset(TWIN_FIELDS) | {"pos_source", "pos_offset"}
+
+
+@lru_cache(maxsize=None)
+def _line_constants(fmt: str) -> dict[str, object]:
+    """The DECODED fields a twin leaves out, as the Python fast path sets them for a plain event of a line: a line's
+    RAW columns (``line_records``) through ``data_row``, so the two paths cannot drift apart."""
+    from cdc_jobs.io.files import line_records
+
+    raw = line_records([""], [1], [b""])
+    at = tuple(raw[c][0] for c in RECORD_AT)
+    row = data_row(fmt, "INSERT", None, None, None, None, [], (), None, (), at, 0, None, True)
+    return {name: value for name, value in zip(DECODED_ROW, row) if name not in _GIVEN}
+
+
 def _constant(value, type_: pa.DataType, n: int) -> pa.Array:
-    nulls = pa.nulls(n, type_)
-    return nulls if value is None else pc.fill_null(nulls, pa.scalar(value, type_))
-
-
-def _empty_lists(type_: pa.ListType, n: int) -> pa.Array:
-    return pa.ListArray.from_arrays(pa.array(np.zeros(n + 1, np.int32)), pa.array([], type_.value_type), type=type_)
+    return pa.nulls(n, type_) if value is None else pa.repeat(pa.scalar(value, type_), n)
 
 
 def completed(fmt: str, took: pa.RecordBatch) -> pa.RecordBatch:
     """The twin's rows as DECODED rows: its fields, and the rest as ``data_row`` sets them for a line."""
-    n = took.num_rows
-    given = set(TWIN_FIELDS) | {"pos_source", "pos_offset"}
-    constants = {"format": fmt, "pos_partition": -1, "fragment_index": 0, "fragment_total": 1, "replaces_row": False}
-    arrays = []
-    for field in DECODED_ARROW:
-        if field.name in given:
-            arrays.append(took.column(field.name).cast(field.type))
-        elif field.name in ("pos_headers", "removed_columns"):
-            arrays.append(_empty_lists(field.type, n))
-        else:
-            arrays.append(_constant(constants.get(field.name), field.type, n))
+    constants = _line_constants(fmt)
+    arrays = [took.column(f.name).cast(f.type) if f.name in _GIVEN else _constant(constants[f.name], f.type,
+                                                                                   took.num_rows)
+              for f in DECODED_ARROW]
     return pa.RecordBatch.from_arrays(arrays, schema=DECODED_ARROW)
