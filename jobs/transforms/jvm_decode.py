@@ -49,13 +49,25 @@ def runs(spark: SparkSession, fmt: str, files: list[str]) -> bool:
     """Whether this session decodes ``fmt`` in the JVM: its codec has a twin, the archive's line ``files`` are big
     enough to gain from it (``MIN_BYTES``) or ``CDC_REPLAY_JVM_DECODE=on`` says so, and the jar is in the session."""
     from cdc_jobs import jvm
-    from cdc_jobs.io import storage
 
     if jvm.mode() == "off" or jvm_twin(get_codec(fmt)) is None:
         return False
-    if jvm.mode() == "auto" and sum(storage.size(f) for f in files) < MIN_BYTES:
+    if jvm.mode() == "auto" and not _at_least(files, MIN_BYTES):
         return False
     return jvm.available(spark)
+
+
+def _at_least(files: list[str], size: int) -> bool:
+    """Whether the files hold ``size`` bytes or more; stops asking as soon as they do (each size of an object
+    store's file is a request)."""
+    from cdc_jobs.io import storage
+
+    total = 0
+    for f in files:
+        total += storage.size(f)
+        if total >= size:
+            return True
+    return False
 
 
 def decode_blocks(blocks: DataFrame, fmt: str, events: "EventsHere") -> DataFrame:
