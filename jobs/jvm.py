@@ -101,8 +101,12 @@ _REGISTERED: dict[int, bool] = {}
 MODES = ("auto", "on", "off")
 
 
+_ALIASES = {"0": "off", "false": "off", "no": "off", "1": "on", "true": "on", "yes": "on"}
+
+
 def mode() -> str:
     value = os.environ.get("CDC_REPLAY_JVM_DECODE", "auto").strip().lower() or "auto"
+    value = _ALIASES.get(value, value)
     if value not in MODES:
         raise UsageError(f"CDC_REPLAY_JVM_DECODE={value!r}: expected one of {', '.join(MODES)}")
     return value
