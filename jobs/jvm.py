@@ -97,10 +97,8 @@ _REGISTERED: dict[int, bool] = {}
 
 # ``CDC_REPLAY_JVM_DECODE``: "auto" (the default) decodes in the JVM where the archive is big enough to gain
 # (``cdc_jobs.transforms.jvm_decode.MIN_BYTES``), "on" wherever it can, "off" never (the escape hatch: decode in
-# Python, as without a JDK).
+# Python, as without a JDK). The earlier on/off spellings still work.
 MODES = ("auto", "on", "off")
-
-
 _ALIASES = {"0": "off", "false": "off", "no": "off", "1": "on", "true": "on", "yes": "on"}
 
 

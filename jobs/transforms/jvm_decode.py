@@ -50,9 +50,10 @@ def runs(spark: SparkSession, fmt: str, files: list[str]) -> bool:
     enough to gain from it (``MIN_BYTES``) or ``CDC_REPLAY_JVM_DECODE=on`` says so, and the jar is in the session."""
     from cdc_jobs import jvm
 
-    if jvm.mode() == "off" or jvm_twin(get_codec(fmt)) is None:
+    mode = jvm.mode()
+    if mode == "off" or jvm_twin(get_codec(fmt)) is None:
         return False
-    if jvm.mode() == "auto" and not _at_least(files, MIN_BYTES):
+    if mode == "auto" and not _at_least(files, MIN_BYTES):
         return False
     return jvm.available(spark)
 
