@@ -98,6 +98,19 @@ class EncodedMessage:
     events: int = 1
 
 
+@dataclass(frozen=True)
+class PlainColumns:
+    """``Codec.plain_columns``: one message per row of a batch of EVENT rows, as Arrow arrays of the batch's
+    length. Only the rows where ``taken`` is true carry a message; the others are left to ``plain_messages`` and
+    ``encode``, and their values mean nothing."""
+
+    value: Any  # pa.BinaryArray
+    key: Any  # pa.BinaryArray (NULL: no key)
+    table: Any  # pa.StringArray, the qualified table
+    op: Any  # pa.StringArray, the message's record type
+    taken: Any  # pa.BooleanArray, never NULL
+
+
 class Codec:
     name: str = ""
     vendor: str = ""
@@ -189,6 +202,13 @@ class Codec:
         Events for the whole source message. ``cols``: one list per EVENT field (``RecordBatch.to_pydict``
         without ``columns``); ``declared``: each row's declared columns (``records.declared_columns``). It must
         give exactly the messages ``encode`` gives; a format's fast-path test compares them. Default: none."""
+        return None
+
+    def plain_columns(self, batch: Any) -> Optional[PlainColumns]:
+        """An optional column-wise form of ``plain_messages`` for a format that writes one message per event: the
+        messages of a whole ``pa.RecordBatch`` of EVENT rows built with Arrow kernels, no Python object per row
+        (``shared.arrow_json``). Each taken row's message must be exactly the one ``plain_messages`` gives for that
+        row alone; a format's test compares them. Default: none."""
         return None
 
     def check_encodable(self, event: Event) -> None:

@@ -19,12 +19,16 @@ Metadata decisions:
 
 from __future__ import annotations
 
+import functools
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable, Mapping, Optional, Sequence
 
 import orjson
+import pyarrow as pa
+import pyarrow.compute as pc
 
-from ..base import TYPED_FAMILIES, Capabilities, EncodedMessage, ddl_op, row_key, untyped
+from ..base import TYPED_FAMILIES, Capabilities, EncodedMessage, PlainColumns, ddl_op, row_key, untyped
+from ..shared import arrow_json
 from ..shared.json_fix import derive_fix, fix_paths
 from ..shared.value_text import int_field, is_json_number, is_text, render, scalar_text
 from ..event import Column, EncodeError, Event, Image, Op, Position
@@ -252,6 +256,66 @@ class OmsDefaultCodec(OmsJsonCodec):
             out.append(EncodedMessage(value, key, qualified, kind, 1))
         return out
 
+    def plain_columns(self, batch: Any) -> Optional[PlainColumns]:
+        """``plain_messages`` of every row of ``batch`` at once, in Arrow kernels (``Codec.plain_columns``): the
+        same text, piece by piece, as ``meta_fields``, ``_fragments`` and ``orjson.dumps`` give it. Declines (for
+        ``plain_messages`` and ``encode``, row by row) what the row path declines and what it would fail on: our
+        own events, ops other than rows, a one-component sequence that is NULL, a NULL name in the key."""
+        if type(self)._image_out is not OmsDefaultCodec._image_out:
+            return None
+        col = batch.column
+        n = batch.num_rows
+        kind = pc.take(_ROW_KINDS.field("kind"), pc.index_in(col("op"), value_set=_ROW_KINDS.field("op")))
+        before, after, pk = col("before"), col("after"), col("primary_key")
+        if arrow_json.has_null_name(pk):
+            return None
+        own = pc.fill_null(pc.equal(col("format"), self.name), False)
+        taken = pc.and_(kind.is_valid(), pc.invert(own))
+        database, schema, table = col("database"), col("schema"), col("table")
+        # ".".join(the parts that are neither NULL nor ""): each present part with a leading dot, the first dot cut
+        # (binary_join_element_wise's null_handling="skip" returned a shorter array in pyarrow 26).
+        dotted = [pc.if_else(pc.fill_null(pc.equal(p, ""), True), "", arrow_json.concat(".", p))
+                  for p in (database, schema, table)]
+        qualified = pc.utf8_slice_codeunits(arrow_json.concat(*dotted), 1)
+        deleting = pc.fill_null(pc.equal(kind, "DELETE"), False)
+        old, new = _Lookups(before), _Lookups(after)
+        groups = arrow_json.KeyGroups(pk)
+        # record_primary_value: (before if DELETE else after).get(k) or ""
+        primary_value = groups.join(lambda k: pc.fill_null(pc.if_else(deleting, old[k], new[k]), ""))
+
+        def key_value(k: str) -> pa.Array:  # row_key: (after if present else before).get(k) or before.get(k) or ""
+            first = pc.if_else(after.is_null(), old[k], new[k])
+            return pc.fill_null(pc.if_else(pc.fill_null(pc.equal(first, ""), True), old[k], first), "")
+
+        has_key = pc.greater(pc.fill_null(pc.list_value_length(pk), 0), 0)
+        row_keys = pc.if_else(has_key, arrow_json.concat(qualified, "\x01", groups.join(key_value)),
+                              pc.if_else(pc.equal(qualified, ""), pa.scalar(None, pa.string()), qualified))
+        bare = functools.partial(_declared_bare, self)
+        entries = [arrow_json.as_lists(image) for image in (before, after)]
+        names = arrow_json.Names(col("columns").flatten().field("name"),
+                                 *[e.flatten().field("key") for e in entries])
+        images = []
+        for lists in entries:
+            flags = pc.and_(arrow_json.declared_flags(lists, col("columns"), names, bare),
+                            arrow_json.is_number(lists.flatten().field("value")))
+            images.append(arrow_json.objects(lists, flags, names))
+        seconds, times = _seconds(col("event_time_ms"))
+        sequence, one_component = _sequence_text(col("sequence"), n)
+        taken = pc.and_(taken, pc.invert(one_component))
+        value = arrow_json.concat(
+            '{"allMetaData":{"checkpoint":', pc.fill_null(arrow_json.concat('"', seconds, '"'), "null"),
+            ',"record_primary_key":', arrow_json.strings(pc.fill_null(pc.binary_join(pk, SEPARATOR), "")),
+            ',"source_identity":null,"record_primary_value":',
+            arrow_json.strings(primary_value),
+            ',"dbType":null,"table_name":', arrow_json.strings(table), ',"db":', arrow_json.strings(database),
+            times, sequence,
+            pc.if_else(col("transaction_id").is_null(), "",
+                       arrow_json.concat(',"uniqueId":', arrow_json.strings(col("transaction_id")))),
+            '},"recordType":"', pc.fill_null(kind, ""), '","prevStruct":', images[0], ',"postStruct":', images[1],
+            "}")
+        return PlainColumns(value=value.cast(pa.binary()), key=row_keys.cast(pa.binary()), table=qualified, op=kind,
+                            taken=pc.fill_null(taken, False))
+
     def _build_meta(self, e: Event) -> dict[str, Any]:
         """``_build`` of a data event without rendering its images (same keys, same order)."""
         return {META: self._meta(e, e.format == self.name), "recordType": OP_RECORD_TYPE[e.op],
@@ -303,6 +367,48 @@ class OmsDefaultCodec(OmsJsonCodec):
 
 
 _ROW_RECORD_TYPES = {op.value: OP_RECORD_TYPE[op] for op in (Op.SNAPSHOT, Op.INSERT, Op.UPDATE, Op.DELETE)}
+_ROW_KINDS = pa.StructArray.from_arrays([pa.array(list(_ROW_RECORD_TYPES)), pa.array(list(_ROW_RECORD_TYPES.values()))],
+                                        names=["op", "kind"])
+
+
+class _Lookups(dict):
+    """``image[k]`` for every row (``arrow_json.lookup``), each key looked up once."""
+
+    def __init__(self, image: pa.Array) -> None:
+        super().__init__()
+        self.image = image
+
+    def __missing__(self, key: str) -> pa.Array:
+        found = self[key] = arrow_json.lookup(self.image, key)
+        return found
+
+
+def _declared_bare(codec: "OmsDefaultCodec", type_name: Optional[str], jdbc_type: Optional[int], number: bool
+                   ) -> bool:
+    """``_bare_flags`` of one declaration of a foreign event."""
+    return codec.column_bare(Column("", type_name, jdbc_type, number), False)
+
+
+def _seconds(event_time_ms: pa.Array) -> tuple[pa.Array, pa.Array]:
+    """``str(event_time_ms // 1000)`` (floor, as Python divides) and the ``,"timestamp":"..."`` piece of
+    ``meta_fields`` ("" without a time)."""
+    ms = event_time_ms.cast(pa.int64())
+    truncated = pc.divide(ms, 1000)  # Arrow's integer division truncates towards zero
+    behind = pc.and_(pc.less(ms, 0), pc.not_equal(pc.multiply(truncated, 1000), ms))
+    seconds = pc.cast(pc.if_else(behind, pc.subtract(truncated, 1), truncated), pa.string())
+    return seconds, pc.fill_null(arrow_json.concat(',"timestamp":"', seconds, '"'), "")
+
+
+def _sequence_text(sequence: pa.Array, n: int) -> tuple[pa.Array, pa.Array]:
+    """The ``,"storeDataSequence":N`` piece of ``meta_fields`` (a one-component sequence; "" otherwise), and
+    where the one component is NULL (the row path cannot take it)."""
+    one = pc.fill_null(pc.equal(pc.list_value_length(sequence), 1), False)
+    if not pc.any(one).as_py():
+        return pa.array([""] * n, pa.string()), pa.array([False] * n, pa.bool_())
+    component = pc.filter(sequence, one).flatten()  # decimal128(38, 0): integral, its text is str(int(d))
+    texts = arrow_json.concat(',"storeDataSequence":', pc.cast(component, pa.string()))
+    missing = pc.replace_with_mask(pa.array([False] * n, pa.bool_()), one, component.is_null())
+    return pc.replace_with_mask(pa.array([""] * n, pa.string()), one, pc.fill_null(texts, "")), missing
 
 
 def meta_fields(db: Optional[str], table: Optional[str], primary_key: Optional[Sequence[str]],

@@ -14,7 +14,7 @@ from typing import Any, Optional
 from ..jsontext import JsonNumber
 from .json_fix import literal, unliteral
 
-_JSON_NUMBER = re.compile(r"-?(0|[1-9]\d*)(\.\d+)?([eE][+-]?\d+)?\Z")
+_JSON_NUMBER = re.compile(r"-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?\Z")  # ASCII digits: "1\u0661" is no JSON number
 
 
 def is_json_number(text: str) -> bool:

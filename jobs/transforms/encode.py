@@ -34,15 +34,16 @@ from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from cdc_codecs import Codec, EncodeError, Event, get_codec
-from cdc_codecs.base import group_by_message
+from cdc_codecs.base import PlainColumns, group_by_message
 from cdc_codecs.event_schema import ENCODED_ARROW, ENCODED_KEYED_ARROW, EVENT_FIELDS, ORDER_COLUMNS
 from cdc_codecs.records import declared_columns, events_from_batch, events_from_columns, to_record
+from cdc_codecs.shared import arrow_json
 
 from cdc_jobs.schemas import ENCODED_SPARK
 from cdc_jobs.transforms.gc_pause import paused_gc
 
 __all__ = ["ENCODED_ARROW", "ENCODED_SPARK", "encode", "encode_batches", "encode_each", "encode_events",
-           "in_key_order", "route_key", "source_headers", "task_count"]
+           "in_key_order", "route_key", "route_keys", "source_headers", "task_count"]
 
 
 def _source_headers(source: str, partition: int, offset: int) -> list[dict]:
@@ -248,67 +249,113 @@ class _Columns(dict):
 
 def encode_each(fmt: str, events: pa.RecordBatch) -> pa.RecordBatch | None:
     """EVENT rows (in archive order) -> ENCODED_KEYED rows, for a target whose order scope is "key": each event
-    encoded on its own, as ``encode_events`` encodes a source message event by event when it must, with the
-    fast path (``Codec.plain_messages``) tried on the whole batch first and then event by event. Every message
-    carries its event's table, routing key and canonical place (sequence, position, then its own place among
-    the event's messages), which is all ``in_key_order`` needs to put it where ``encode`` would have; what the
-    event already holds as Arrow columns is taken from the batch, not rebuilt from Python values."""
+    encoded on its own, as ``encode_events`` encodes a source message event by event when it must. The target's
+    column-wise path (``Codec.plain_columns``) takes the whole batch where it can; otherwise its row path
+    (``Codec.plain_messages``) is tried on the whole batch and then event by event, and ``encode_events`` takes
+    the rest. Every message carries its event's table, routing key and canonical place (sequence, position, then
+    its own place among the event's messages), which is all ``in_key_order`` needs to put it where ``encode`` would
+    have; what the event already holds as Arrow columns is taken from the batch, not rebuilt from Python values."""
     n = events.num_rows
     if not n:
         return None
     codec = get_codec(fmt)
     binary = codec.capabilities.binary
     with paused_gc():
-        cols = _Columns(events)
-        declared = declared_columns(events.column("columns"))
-        fast = type(codec).plain_messages is not Codec.plain_messages
-        whole = codec.plain_messages(cols, declared, range(n)) if fast else None
-        if whole is not None and len(whole) == n:  # one message per event, in order: the common case
-            of_event: Iterable[int] = range(n)
+        plain = codec.plain_columns(events)
+        if plain is not None and pc.all(plain.taken).as_py():  # the common case: no Python object per row
+            of: pa.Array | None = None
             nth = pa.nulls(n, pa.int32()).fill_null(0)
-            messages = [(m.table, m.op, m.events, m.key, m.value, None, None, None) for m in whole]
+            none = pa.nulls(n, pa.string())
+            arrays = {"table_name": plain.table, "op": plain.op, "events": pa.nulls(n, pa.int32()).fill_null(1),
+                      "key": plain.key, "value": plain.value, "el_field": none, "el_reason": none, "el_event": none}
         else:
-            of_event, nth_list, messages = [], [], []
-            for i in range(n):
-                one = codec.plain_messages(cols, declared, range(i, i + 1)) if fast else None
-                if one is not None and len(one) == 1:
-                    m = one[0]
-                    of_event.append(i)
-                    nth_list.append(0)
-                    messages.append((m.table, m.op, m.events, m.key, m.value, None, None, None))
-                    continue
-                for j, r in enumerate(encode_events(fmt, events_from_columns(cols.rows(i), 1, declared[i:i + 1]))):
-                    of_event.append(i)
-                    nth_list.append(j)
-                    messages.append((r["table_name"], r["op"], r["events"], r["key"], r["value"], r["el_field"],
-                                     r["el_reason"], r["el_event"]))
-            nth = pa.array(nth_list, pa.int32())
-        pks, befores, afters = cols["primary_key"], cols["before"], cols["after"]
-        routes = [route_key(pks[i], befores[i], afters[i]) for i in range(n)]
-        of = pa.array(of_event, pa.int64())
+            of, nth, arrays = _encode_rows(codec, events, plain)
+        source, partition, offset, index, table, sequence = (
+            events.column(name) if of is None else events.column(name).take(of)
+            for name in ("pos_source", "pos_partition", "pos_offset", "pos_index", "table_name", "sequence"))
         # A message's position is its event's (``Position``: no partition is -1, no offset or index 0).
-        source = events.column("pos_source").take(of)
-        partition = pc.fill_null(events.column("pos_partition").take(of), -1)
-        offset = pc.fill_null(events.column("pos_offset").take(of), 0)
-        index = pc.fill_null(events.column("pos_index").take(of), 0)
-        table, op, count, key, value, el_field, el_reason, el_event = (list(c) for c in zip(*messages))
+        partition, offset, index = pc.fill_null(partition, -1), pc.fill_null(offset, 0), pc.fill_null(index, 0)
+        routes = route_keys(events)
         line = None
         if binary:  # the dump line carries the source headers (``_dump_line``)
-            line = [None if reason is not None else _dump_line(k, v, _source_headers(src, part, off))
-                    for k, v, reason, src, part, off in zip(key, value, el_reason, source.to_pylist(),
-                                                            partition.to_pylist(), offset.to_pylist())]
-        arrays = {
-            "table_name": pa.array(table, pa.string()), "op": pa.array(op, pa.string()),
-            "events": pa.array(count, pa.int32()), "key": pa.array(key, pa.binary()),
-            "value": pa.array(value, pa.binary()), "line": pa.array(line or [None] * len(table), pa.string()),
-            "el_field": pa.array(el_field, pa.string()), "el_reason": pa.array(el_reason, pa.string()),
-            "el_event": pa.array(el_event, pa.string()), "pos_source": source, "pos_partition": partition,
-            "pos_offset": offset, "pos_index": index, "route_table": events.column("table_name").take(of),
-            "route_key": pa.array(routes, pa.string()).take(of), "sequence": events.column("sequence").take(of),
+            line = pa.array([None if reason is not None else _dump_line(k, v, _source_headers(src, part, off))
+                             for k, v, reason, src, part, off in zip(
+                                 arrays["key"].to_pylist(), arrays["value"].to_pylist(),
+                                 arrays["el_reason"].to_pylist(), source.to_pylist(), partition.to_pylist(),
+                                 offset.to_pylist())], pa.string())
+        arrays.update({
+            "line": line if line is not None else pa.nulls(len(arrays["value"]), pa.string()),
+            "pos_source": source, "pos_partition": partition, "pos_offset": offset, "pos_index": index,
+            "route_table": table, "route_key": routes if of is None else routes.take(of), "sequence": sequence,
             "msg_index": nth,
-        }
+        })
         return pa.RecordBatch.from_arrays([arrays[f.name].cast(f.type) for f in ENCODED_KEYED_ARROW],
                                           schema=ENCODED_KEYED_ARROW)
+
+
+def _encode_rows(codec: Codec, events: pa.RecordBatch, plain: PlainColumns | None
+                 ) -> tuple[pa.Array, pa.Array, dict[str, pa.Array]]:
+    """``encode_each``'s messages where the column-wise path did not take every row: (the event of each message,
+    its place among the event's messages, the message columns)."""
+    n = events.num_rows
+    cols = _Columns(events)
+    declared = declared_columns(events.column("columns"))
+    fast = type(codec).plain_messages is not Codec.plain_messages
+    messages: list[tuple] = []
+    if plain is not None:
+        taken = plain.taken.to_pylist()
+        columns = list(zip(*(a.to_pylist() for a in (plain.table, plain.op, plain.key, plain.value))))
+        whole = None
+    else:
+        taken = [False] * n
+        whole = codec.plain_messages(cols, declared, range(n)) if fast else None
+    if whole is not None and len(whole) == n:  # one message per event, in order
+        return (pa.array(range(n), pa.int64()), pa.nulls(n, pa.int32()).fill_null(0),
+                _message_arrays([(m.table, m.op, m.events, m.key, m.value, None, None, None) for m in whole]))
+    of_event, nth = [], []
+    for i in range(n):
+        if taken[i]:
+            table, op, key, value = columns[i]
+            of_event.append(i)
+            nth.append(0)
+            messages.append((table, op, 1, key, value, None, None, None))
+            continue
+        one = codec.plain_messages(cols, declared, range(i, i + 1)) if fast else None
+        if one is not None and len(one) == 1:
+            m = one[0]
+            of_event.append(i)
+            nth.append(0)
+            messages.append((m.table, m.op, m.events, m.key, m.value, None, None, None))
+            continue
+        for j, r in enumerate(encode_events(codec.name, events_from_columns(cols.rows(i), 1, declared[i:i + 1]))):
+            of_event.append(i)
+            nth.append(j)
+            messages.append((r["table_name"], r["op"], r["events"], r["key"], r["value"], r["el_field"],
+                             r["el_reason"], r["el_event"]))
+    return pa.array(of_event, pa.int64()), pa.array(nth, pa.int32()), _message_arrays(messages)
+
+
+def _message_arrays(messages: list[tuple]) -> dict[str, pa.Array]:
+    names = ("table_name", "op", "events", "key", "value", "el_field", "el_reason", "el_event")
+    types = (pa.string(), pa.string(), pa.int32(), pa.binary(), pa.binary(), pa.string(), pa.string(), pa.string())
+    columns = list(zip(*messages)) if messages else [()] * len(names)
+    return {name: pa.array(list(col), t) for name, col, t in zip(names, columns, types)}
+
+
+def route_keys(events: pa.RecordBatch) -> pa.Array:
+    """``route_key`` of every row of a batch of EVENT rows, column-wise (``arrow_json.KeyGroups``)."""
+    pk, before, after = events.column("primary_key"), events.column("before"), events.column("after")
+    if arrow_json.has_null_name(pk):  # Spark looks a NULL name up as NULL; the row function does the same
+        return pa.array([route_key(*r) for r in zip(pk.to_pylist(), before.to_pylist(), after.to_pylist())],
+                        pa.string())
+
+    def value(k: str) -> pa.Array:  # (after if present else before)[k], else before[k], else ""
+        old = arrow_json.lookup(before, k)
+        first = pc.if_else(after.is_null(), old, arrow_json.lookup(after, k))
+        return pc.fill_null(pc.coalesce(first, old), "")
+
+    keyed = pc.greater(pc.fill_null(pc.list_value_length(pk), 0), 0)
+    return pc.if_else(keyed, arrow_json.KeyGroups(pk).join(value), pa.scalar(None, pa.string()))
 
 
 def source_headers() -> SparkColumn:

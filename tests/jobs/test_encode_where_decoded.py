@@ -9,16 +9,18 @@ import json
 from pathlib import Path
 
 import orjson
+import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from cdc_codecs import get_codec
+from cdc_codecs.event_schema import EVENT_ARROW
 from cdc_codecs.registry import available_formats
 from cdc_jobs import cli
 from cdc_jobs.commands import replay as replay_command
 from cdc_jobs.commands.sample import simulate, write_archive
 from cdc_jobs.schemas import ENCODED_KEYED_SPARK, ENCODED_SPARK, EVENT_SPARK
-from cdc_jobs.transforms.encode import encode, encode_each, in_key_order, route_key, routing_key
+from cdc_jobs.transforms.encode import encode, encode_each, in_key_order, route_key, route_keys, routing_key
 
 from tests.jobs.test_reencode_split_and_dead_letters import debezium_lines
 
@@ -122,6 +124,13 @@ def test_the_routing_key_of_an_event_is_the_one_spark_computes():
     pairs = [(pk, None if b is None else list(b.items()), None if a is None else list(a.items())) for pk, b, a in rows]
     assert [route_key(*r) for r in pairs] == want  # images as the batch columns hold them: lists of pairs
     assert len(set(want)) > 6
+    batch = pa.RecordBatch.from_pydict({"primary_key": [r[0] for r in pairs], "before": [r[1] for r in pairs],
+                                        "after": [r[2] for r in pairs]},
+                                       schema=pa.schema([f for f in EVENT_ARROW if f.name in ("primary_key", "before",
+                                                                                             "after")]))
+    assert route_keys(batch).to_pylist() == want  # column-wise, as encode_each computes them
+    for start in (1, 50, 200):  # a slice of a batch: offsets into its lists and maps
+        assert route_keys(batch.slice(start, 40)).to_pylist() == want[start:start + 40]
 
 
 def test_the_sink_gets_the_same_keys_headers_and_order_from_every_task(archive, tmp_path):
