@@ -90,7 +90,9 @@ def events_here(spark: SparkSession, args: argparse.Namespace, stage, since_ms: 
 
 
 # Where the decode tasks leave the messages they encoded, inside the stage, until the re-encode has read them.
-ENCODING = "_encoding"
+# Not "_encoding": Spark takes a path whose name starts with "_" or "." for a hidden file and warned "All paths were
+# ignored" on every re-encode (it reads it all the same).
+ENCODING = "encoding-scratch"
 
 
 def encodes_where_decoded(target) -> bool:
