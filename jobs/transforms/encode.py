@@ -33,7 +33,7 @@ from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from cdc_codecs import Codec, EncodeError, Event, get_codec
+from cdc_codecs import Codec, EncodeError, EncodedMessage, Event, get_codec
 from cdc_codecs.base import PlainColumns, group_by_message
 from cdc_codecs.event_schema import ENCODED_ARROW, ENCODED_KEYED_ARROW, EVENT_FIELDS, ORDER_COLUMNS
 from cdc_codecs.records import declared_columns, events_from_batch, events_from_columns, to_record
@@ -167,8 +167,10 @@ _ENCODED_NAMES = tuple(ENCODED_ARROW.names)
 
 def _plain_batch(codec: Codec, batch: pa.RecordBatch, last: bool
                  ) -> tuple[pa.RecordBatch | None, pa.RecordBatch | None]:
-    """ENCODED rows of the complete source messages of ``batch`` (all of them when ``last``), and the rest."""
-    cols = {name: batch.column(i).to_pylist() for i, name in enumerate(batch.schema.names) if name != "columns"}
+    """ENCODED rows of the complete source messages of ``batch`` (all of them when ``last``), and the rest. The
+    target's column-wise path (``Codec.plain_columns``) is offered the complete messages first; a source message
+    it does not take whole goes to ``plain_messages``, then to ``encode_events``."""
+    cols = _Columns(batch)
     n = batch.num_rows
     fmt, sources, partitions, offsets, indexes = cols["format"], cols["pos_source"], cols["pos_partition"], \
         cols["pos_offset"], cols["pos_index"]
@@ -181,13 +183,22 @@ def _plain_batch(codec: Codec, batch: pa.RecordBatch, last: bool
         bounds = bounds[:-1]
     if not bounds:
         return None, batch
-    declared = declared_columns(batch.column("columns").slice(0, end))
+    plain = codec.plain_columns(batch.slice(0, end))
+    if plain is not None:
+        taken = plain.taken.to_pylist()
+        plain_rows = list(zip(*(a.to_pylist() for a in (plain.table, plain.op, plain.key, plain.value))))
+    declared: list[tuple] | None = None
     binary = codec.capabilities.binary
     rows: list[tuple] = []
     for a, b in bounds:
-        messages = codec.plain_messages(cols, declared, range(a, b))
+        if plain is not None and all(taken[a:b]):
+            messages = [EncodedMessage(value, key, table, op, 1) for table, op, key, value in plain_rows[a:b]]
+        else:
+            if declared is None:
+                declared = declared_columns(batch.column("columns").slice(0, end))
+            messages = codec.plain_messages(cols, declared, range(a, b))
         if messages is None:
-            part = {k: v[a:b] for k, v in cols.items()}
+            part = {name: cols[name][a:b] for name in batch.schema.names if name != "columns"}
             for r in encode_events(codec.name, events_from_columns(part, b - a, declared[a:b])):
                 rows.append(tuple(r[name] for name in _ENCODED_NAMES))
             continue

@@ -56,19 +56,27 @@ def encoded(fmt: str, table: pa.Table, chunk: int) -> pa.Table:
 
 
 @pytest.mark.parametrize("fmt", ["oms-default", "oms-extend-column-type"])
-def test_fast_path_gives_the_rows_of_the_event_path(fmt, monkeypatch):
+@pytest.mark.parametrize("columns", [True, False], ids=["plain_columns", "plain_messages"])
+def test_fast_path_gives_the_rows_of_the_event_path(fmt, columns, monkeypatch):
     table = events_of_every_format()
     calls = {"taken": 0}
-    fast = OmsDefaultCodec.plain_messages
+    fast, whole = OmsDefaultCodec.plain_messages, OmsDefaultCodec.plain_columns
 
     def counted(self, cols, declared, rows):
         out = fast(self, cols, declared, rows)
         calls["taken"] += out is not None
         return out
 
+    def counted_columns(self, batch):
+        out = whole(self, batch)
+        calls["taken"] += 0 if out is None else pa.compute.sum(out.taken).as_py() or 0
+        return out
+
     monkeypatch.setattr(OmsDefaultCodec, "plain_messages", counted)
+    monkeypatch.setattr(OmsDefaultCodec, "plain_columns", counted_columns if columns else Codec.plain_columns)
     results = {chunk: encoded(fmt, table, chunk) for chunk in (1, 2, 7, 100_000)}
     monkeypatch.setattr(OmsDefaultCodec, "plain_messages", Codec.plain_messages)
+    monkeypatch.setattr(OmsDefaultCodec, "plain_columns", Codec.plain_columns)
     reference = encoded(fmt, table, 100_000)
     assert reference.num_rows > 50 and pa.compute.sum(reference["el_reason"].is_valid()).as_py() >= 1
     for chunk, got in results.items():
