@@ -3,7 +3,8 @@
 An encoder that writes one message per event can assemble its messages column-wise: every string quoted and
 escaped in one kernel pass per rule, an image's ``"key":value`` pairs joined per row, the pieces of a message
 concatenated element-wise. That is Arrow's C++ doing per value what ``orjson.dumps`` of a dict per event does in
-Python (the dicts, not the serialisation, were most of the cost: 17 us an event against about 3 here).
+Python (the dicts, not the serialisation, were most of the cost): oms-default's re-encode of the bench's canal-json
+events went from 17.6 to 7.3 us an event on one core, routing keys and Arrow assembly included.
 
 What ``orjson`` does and these helpers mirror: ``"`` and ``\\`` escaped with a backslash; the control characters
 U+0000-U+001F as ``\\b \\t \\n \\f \\r`` or ``\\u00xx`` (lower-case hex); everything else (non-ASCII, U+007F,
@@ -13,7 +14,7 @@ refuses cannot occur here.
 
 from __future__ import annotations
 
-from typing import Callable, Sequence
+from typing import Callable
 
 import numpy as np
 import pyarrow as pa
@@ -124,7 +125,7 @@ def declared_flags(maps: pa.ListArray, columns: pa.Array, names: Names,
                         pc.fill_null(jdbc, 0).to_numpy().astype(np.int64) + (1 << 31))
     number = pc.fill_null(decl.field("number"), False).to_numpy(zero_copy_only=False).astype(np.int64)
     kind = ((type_ids + 1) << 34 | jdbc_ids) << 1 | number
-    kinds, first, kind_of = np.unique(kind, return_index=True, return_inverse=True)
+    _, first, kind_of = np.unique(kind, return_index=True, return_inverse=True)
     chosen = pa.array(first)
     kind_flags = np.array([flag(t, j, bool(n)) for t, j, n in zip(types.take(chosen).to_pylist(),
                                                                    jdbc.take(chosen).to_pylist(),
@@ -163,9 +164,11 @@ class KeyGroups:
         _, first, group_of = np.unique(table, axis=0, return_index=True, return_inverse=True)
         group_of = group_of.reshape(-1)
         self.groups: list[tuple[pa.Array | None, list[str]]] = []
+        self.order: pa.Array | None = None
+        if len(first) == 0:
+            return
         if len(first) == 1:
             self.groups.append((None, primary_key[int(first[0])].as_py() or []))
-            self.order = None
         else:
             at = [np.nonzero(group_of == g)[0] for g in range(len(first))]
             self.groups = [(pa.array(rows), primary_key[int(f)].as_py() or []) for rows, f in zip(at, first)]
