@@ -23,6 +23,7 @@ import functools
 from decimal import Decimal, InvalidOperation
 from typing import Any, Callable, Mapping, Optional, Sequence
 
+import numpy as np
 import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -209,6 +210,13 @@ class OmsDefaultCodec(OmsJsonCodec):
     def _image_out(self, event: Event, key: str, values: dict[str, Any]) -> dict[str, Any]:
         return values
 
+    def _image_members(self, batch: Any, entries: list, names: Any) -> Optional[tuple[Any, Any]]:
+        """``_image_out`` of foreign row events, column-wise (``plain_columns``): the JSON members (``"k":v``
+        text, no braces) each row's images gain after their columns, or NULL for none; and the rows it cannot
+        write so (left to ``encode``). None: not at all."""
+        n = batch.num_rows
+        return pa.nulls(n, pa.string()), pa.array(np.zeros(n, dtype=bool))
+
     # ---------------------------------------------------------------------------------------------- encode
 
     # ``Codec.encode`` runs the recipe, one message per event.
@@ -261,8 +269,9 @@ class OmsDefaultCodec(OmsJsonCodec):
         same text, piece by piece, as ``meta_fields``, ``_fragments`` and ``orjson.dumps`` give it. Declines (for
         ``plain_messages`` and ``encode``, row by row) what the row path declines and what it would fail on: our
         own events, ops other than rows, a one-component sequence that is NULL, a NULL name in the key."""
-        if type(self)._image_out is not OmsDefaultCodec._image_out:
-            return None
+        if type(self)._image_out is not OmsDefaultCodec._image_out and \
+                type(self)._image_members is OmsDefaultCodec._image_members:
+            return None  # a variant that changes the images without saying how column-wise
         col = batch.column
         n = batch.num_rows
         kind = pc.take(_ROW_KINDS.field("kind"), pc.index_in(col("op"), value_set=_ROW_KINDS.field("op")))
@@ -294,11 +303,16 @@ class OmsDefaultCodec(OmsJsonCodec):
         entries = [arrow_json.as_lists(image) for image in (before, after)]
         names = arrow_json.Names(col("columns").flatten().field("name"),
                                  *[e.flatten().field("key") for e in entries])
+        members = self._image_members(batch, entries, names)
+        if members is None:
+            return None
+        extra, declined = members
+        taken = pc.and_(taken, pc.invert(declined))
         images = []
         for lists in entries:
             flags = pc.and_(arrow_json.declared_flags(lists, col("columns"), names, bare),
                             arrow_json.is_number(lists.flatten().field("value")))
-            images.append(arrow_json.objects(lists, flags, names))
+            images.append(arrow_json.objects(lists, flags, names, extra))
         seconds, times = _seconds(col("event_time_ms"))
         sequence, one_component = _sequence_text(col("sequence"), n)
         taken = pc.and_(taken, pc.invert(one_component))

@@ -11,6 +11,11 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any, Optional
 
+import numpy as np
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from ..shared import arrow_json
 from ..shared.json_fix import literal, unliteral
 from ..shared.value_text import is_text
 from ..event import Column, Event, Position
@@ -69,14 +74,41 @@ class OmsExtendColumnTypeCodec(OmsDefaultCodec):
             return {**values, LIGHT_TYPE: unliteral(overrides[key])}
         return {**values, LIGHT_TYPE: _light_type(event.columns, own)}
 
+    def _image_members(self, batch: Any, entries: list, names: Any) -> Optional[tuple[Any, Any]]:
+        """``_image_out`` of foreign events, column-wise: the ``"__light_type":{...}`` member each image ends with.
+        Left to ``encode``: a row declaring a column twice (the dict keeps the first place and the last type) and
+        an image with a column named ``__light_type`` (the types would replace its value in place)."""
+        n = batch.num_rows
+        columns = batch.column("columns")
+        texts, rows = arrow_json.declaration_texts(columns, _foreign_schema_type)
+        rows = rows.to_numpy()
+        declared = columns.flatten().field("name")
+        declined = np.zeros(n, dtype=bool)
+        codes = rows * (len(names.unique) + 1) + names.index(declared) + 1
+        unique, counts = np.unique(codes, return_counts=True)
+        declined[rows[np.isin(codes, unique[counts > 1])]] = True
+        for lists in entries:
+            named = pc.fill_null(pc.equal(lists.flatten().field("key"), LIGHT_TYPE), False).to_numpy(
+                zero_copy_only=False)
+            declined[arrow_json.entry_rows(lists).to_numpy()[named]] = True
+        typed = texts.is_valid()
+        members = pc.filter(arrow_json.concat(names.json(declared), ':{"schemaType":', arrow_json.strings(texts),
+                                              "}"), typed)
+        lengths = pa.array(np.bincount(rows[typed.to_numpy(zero_copy_only=False)], minlength=n).astype(np.int32))
+        light = arrow_json.concat(f'"{LIGHT_TYPE}":{{', arrow_json.join_lists(members, lengths), "}")
+        return light, pa.array(declined)
+
+
+def _foreign_schema_type(type_name: Optional[str], jdbc_type: Optional[int]) -> Optional[str]:
+    """The schemaType written for a foreign declaration: its whole type text, upper case like OMS's names, so
+    the family survives; else the JDBC type's name."""
+    return type_name.upper() if type_name else JDBC_NAME.get(jdbc_type) if jdbc_type is not None else None
+
 
 def _light_type(columns: tuple[Column, ...], own: bool) -> dict[str, Any]:
     out = {}
     for c in columns:
-        name = c.type_name
-        if not own:
-            # foreign declarations: keep the whole type text (upper case, like OMS's names) so the family survives
-            name = name.upper() if name else JDBC_NAME.get(c.jdbc_type) if c.jdbc_type is not None else None
+        name = c.type_name if own else _foreign_schema_type(c.type_name, c.jdbc_type)
         if name is not None:
             out[c.name] = {"schemaType": name}
     return out

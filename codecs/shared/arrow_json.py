@@ -60,18 +60,27 @@ def is_number(values: pa.Array) -> pa.Array:
     return pc.fill_null(pc.match_substring_regex(values, JSON_NUMBER), False)
 
 
-def objects(maps: pa.ListArray, bare: pa.Array, names: "Names") -> pa.Array:
+def objects(maps: pa.ListArray, bare: pa.Array, names: "Names", extra: pa.Array | None = None) -> pa.Array:
     """Each map (``as_lists`` of a ``map<string,string>``) as a JSON object in its entry order, NULL as ``null``.
     ``bare``: one flag per entry of ``maps.flatten()``, true where the value is written as it stands (a bare number
     the caller has checked with ``is_number``), else as a JSON string. ``names``: the batch's column names
-    (``Names``), whose JSON text is worked out once per name."""
+    (``Names``), whose JSON text is worked out once per name. ``extra``: per row, members (``"k":v,...`` text)
+    written after the map's own, or NULL for none."""
     values = maps.flatten().field("value")
     literal = pc.if_else(bare, values, strings(values))
     pairs = concat(names.keys_json(maps), ":", literal)
     lengths = pc.fill_null(pc.list_value_length(maps), 0)
-    offsets = pa.concat_arrays([pa.array([0], pa.int32()), pc.cumulative_sum(lengths).cast(pa.int32())])
-    joined = pc.binary_join(pa.ListArray.from_arrays(offsets, pairs), ",")
+    joined = join_lists(pairs, lengths)
+    if extra is not None and extra.null_count < len(extra):
+        comma = pc.if_else(pc.greater(lengths, 0), ",", "")
+        joined = pc.if_else(extra.is_null(), joined, concat(joined, comma, pc.fill_null(extra, "")))
     return pc.if_else(maps.is_null(), "null", concat("{", joined, "}"))
+
+
+def join_lists(texts: pa.Array, lengths: pa.Array) -> pa.Array:
+    """``texts`` cut into consecutive runs of ``lengths`` (one per row) and each run joined with ","."""
+    offsets = pa.concat_arrays([pa.array([0], pa.int32()), pc.cumulative_sum(lengths).cast(pa.int32())])
+    return pc.binary_join(pa.ListArray.from_arrays(offsets, texts), ",")
 
 
 def as_lists(maps: pa.Array) -> pa.ListArray:
@@ -103,9 +112,13 @@ class Names:
 
     def keys_json(self, maps: pa.ListArray) -> pa.Array:
         """The JSON string of each entry's key of ``maps.flatten()``."""
+        return self.json(maps.flatten().field("key"))
+
+    def json(self, names: pa.Array) -> pa.Array:
+        """The JSON string of each name (all of them among the batch's)."""
         if self._json is None:
             self._json = strings(self.unique)
-        return self._json.take(pa.array(self.index(maps.flatten().field("key"))))
+        return self._json.take(pa.array(self.index(names)))
 
 
 def declared_flags(maps: pa.ListArray, columns: pa.Array, names: Names,
@@ -138,6 +151,24 @@ def declared_flags(maps: pa.ListArray, columns: pa.Array, names: Names,
     entry_at = entry_rows(maps).to_numpy() * width + names.index(image_names) + 1
     found = pc.index_in(pa.array(entry_at), value_set=pa.array(decl_at))
     return pc.fill_null(pa.array(decl_flags).take(found), False)
+
+
+def declaration_texts(columns: pa.Array, text: Callable[[str | None, int | None], str | None]
+                      ) -> tuple[pa.Array, pa.Array]:
+    """For each entry of ``columns.flatten()`` (``list<COLUMN>``): ``text(type_name, jdbc_type)``, run once per
+    distinct pair; and the row of each entry (``entry_rows``)."""
+    decl = columns.flatten()
+    types, jdbc = decl.field("type_name"), decl.field("jdbc_type")
+    if not len(decl):
+        return pa.array([], pa.string()), entry_rows(columns)
+    type_ids = pc.fill_null(pc.index_in(types, value_set=pc.unique(types)), -1).to_numpy().astype(np.int64)
+    jdbc_ids = np.where(jdbc.is_null().to_numpy(zero_copy_only=False), 1 << 32,
+                        pc.fill_null(jdbc, 0).to_numpy().astype(np.int64) + (1 << 31))
+    _, first, kind_of = np.unique((type_ids + 1) << 34 | jdbc_ids, return_index=True, return_inverse=True)
+    chosen = pa.array(first)
+    texts = pa.array([text(t, j) for t, j in zip(types.take(chosen).to_pylist(), jdbc.take(chosen).to_pylist())],
+                     pa.string())
+    return texts.take(pa.array(kind_of.reshape(-1))), entry_rows(columns)
 
 
 def lookup(maps: pa.Array, key: str) -> pa.Array:
