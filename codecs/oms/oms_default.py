@@ -268,7 +268,8 @@ class OmsDefaultCodec(OmsJsonCodec):
         """``plain_messages`` of every row of ``batch`` at once, in Arrow kernels (``Codec.plain_columns``): the
         same text, piece by piece, as ``meta_fields``, ``_fragments`` and ``orjson.dumps`` give it. Declines (for
         ``plain_messages`` and ``encode``, row by row) what the row path declines and what it would fail on: our
-        own events, ops other than rows, a one-component sequence that is NULL, a NULL name in the key."""
+        own events, ops other than rows, a one-component sequence that is NULL, a NULL name in the key. A variant
+        that changes the images (``_image_out``) takes part by saying how column-wise (``_image_members``)."""
         if type(self)._image_out is not OmsDefaultCodec._image_out and \
                 type(self)._image_members is OmsDefaultCodec._image_members:
             return None  # a variant that changes the images without saying how column-wise
@@ -381,8 +382,8 @@ class OmsDefaultCodec(OmsJsonCodec):
 
 
 _ROW_RECORD_TYPES = {op.value: OP_RECORD_TYPE[op] for op in (Op.SNAPSHOT, Op.INSERT, Op.UPDATE, Op.DELETE)}
-_ROW_KINDS = pa.StructArray.from_arrays([pa.array(list(_ROW_RECORD_TYPES)), pa.array(list(_ROW_RECORD_TYPES.values()))],
-                                        names=["op", "kind"])
+_ROW_KINDS = pa.StructArray.from_arrays(  # op value -> record type, for ``plain_columns``
+    [pa.array(list(_ROW_RECORD_TYPES)), pa.array(list(_ROW_RECORD_TYPES.values()))], names=["op", "kind"])
 
 
 class _Lookups(dict):

@@ -36,7 +36,8 @@ def hostile_events(seed: int, n: int) -> list[Event]:
     events = []
     for i in range(n):
         names = rnd.sample(["id", "k", "v", "w", "x\"y", "é", "a\x01b", ""], rnd.randint(1, 5))
-        columns = tuple(Column(name, *rnd.choice(TYPES)) for name in names + rnd.sample(names, rnd.randint(0, min(2, len(names)))))
+        twice = rnd.sample(names, rnd.randint(0, min(2, len(names))))  # declared again, maybe with another type
+        columns = tuple(Column(name, *rnd.choice(TYPES)) for name in names + twice)
 
         def image():
             if rnd.random() < 0.15:
