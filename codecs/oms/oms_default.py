@@ -288,14 +288,17 @@ class OmsDefaultCodec(OmsJsonCodec):
                   for p in (database, schema, table)]
         qualified = pc.utf8_slice_codeunits(arrow_json.concat(*dotted), 1)
         deleting = pc.fill_null(pc.equal(kind, "DELETE"), False)
-        old, new = _Lookups(before), _Lookups(after)
+        old, new = arrow_json.Lookups(before), arrow_json.Lookups(after)
+        at = arrow_json.rows_of
         groups = arrow_json.KeyGroups(pk)
-        # record_primary_value: (before if DELETE else after).get(k) or ""
-        primary_value = groups.join(lambda k: pc.fill_null(pc.if_else(deleting, old[k], new[k]), ""))
 
-        def key_value(k: str) -> pa.Array:  # row_key: (after if present else before).get(k) or before.get(k) or ""
-            first = pc.if_else(after.is_null(), old[k], new[k])
-            return pc.fill_null(pc.if_else(pc.fill_null(pc.equal(first, ""), True), old[k], first), "")
+        def primary_value(k: str, rows: pa.Array | None) -> pa.Array:  # (before if DELETE else after).get(k) or ""
+            return pc.fill_null(pc.if_else(at(deleting, rows), old.get(k, rows), new.get(k, rows)), "")
+
+        def key_value(k: str, rows: pa.Array | None) -> pa.Array:
+            # row_key: (after if present else before).get(k) or before.get(k) or ""
+            first = pc.if_else(at(after, rows).is_null(), old.get(k, rows), new.get(k, rows))
+            return pc.fill_null(pc.if_else(pc.fill_null(pc.equal(first, ""), True), old.get(k, rows), first), "")
 
         has_key = pc.greater(pc.fill_null(pc.list_value_length(pk), 0), 0)
         row_keys = pc.if_else(has_key, arrow_json.concat(qualified, "\x01", groups.join(key_value)),
@@ -321,7 +324,7 @@ class OmsDefaultCodec(OmsJsonCodec):
             '{"allMetaData":{"checkpoint":', pc.fill_null(arrow_json.concat('"', seconds, '"'), "null"),
             ',"record_primary_key":', arrow_json.strings(pc.fill_null(pc.binary_join(pk, SEPARATOR), "")),
             ',"source_identity":null,"record_primary_value":',
-            arrow_json.strings(primary_value),
+            arrow_json.strings(groups.join(primary_value)),
             ',"dbType":null,"table_name":', arrow_json.strings(table), ',"db":', arrow_json.strings(database),
             times, sequence,
             pc.if_else(col("transaction_id").is_null(), "",
@@ -384,18 +387,6 @@ class OmsDefaultCodec(OmsJsonCodec):
 _ROW_RECORD_TYPES = {op.value: OP_RECORD_TYPE[op] for op in (Op.SNAPSHOT, Op.INSERT, Op.UPDATE, Op.DELETE)}
 _ROW_KINDS = pa.StructArray.from_arrays(  # op value -> record type, for ``plain_columns``
     [pa.array(list(_ROW_RECORD_TYPES)), pa.array(list(_ROW_RECORD_TYPES.values()))], names=["op", "kind"])
-
-
-class _Lookups(dict):
-    """``image[k]`` for every row (``arrow_json.lookup``), each key looked up once."""
-
-    def __init__(self, image: pa.Array) -> None:
-        super().__init__()
-        self.image = image
-
-    def __missing__(self, key: str) -> pa.Array:
-        found = self[key] = arrow_json.lookup(self.image, key)
-        return found
 
 
 def _declared_bare(codec: "OmsDefaultCodec", type_name: Optional[str], jdbc_type: Optional[int], number: bool

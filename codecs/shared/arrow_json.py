@@ -200,25 +200,55 @@ class KeyGroups:
             return
         if len(first) == 1:
             self.groups.append((None, primary_key[int(first[0])].as_py() or []))
-        else:
-            at = [np.nonzero(group_of == g)[0] for g in range(len(first))]
+        else:  # rows by group in one sort (a batch of a many-table archive holds hundreds of groups)
+            by_group = np.argsort(group_of, kind="stable")
+            at = np.split(by_group, np.cumsum(np.bincount(group_of, minlength=len(first)))[:-1])
             self.groups = [(pa.array(rows), primary_key[int(f)].as_py() or []) for rows, f in zip(at, first)]
-            self.order = pa.array(np.argsort(np.concatenate(at), kind="stable"))
+            self.order = pa.array(np.argsort(by_group, kind="stable"))
 
-    def join(self, value: Callable[[str], pa.Array]) -> pa.Array:
-        """Per row, ``"\\x01".join(value(k)[row] for k in that row's primary_key)``; "" for a NULL or empty key.
-        ``value(k)``: the text of column ``k`` in every row of the batch, never NULL."""
+    def join(self, value: Callable[[str, pa.Array | None], pa.Array]) -> pa.Array:
+        """Per row, ``"\\x01".join(text of k for k in that row's primary_key)``; "" for a NULL or empty key.
+        ``value(k, rows)``: the text of column ``k`` in the batch's rows ``rows`` (int64 indices; None: every
+        row), never NULL. Each group asks for its own rows only, so the work grows with the batch, not with the
+        number of groups times the batch."""
         texts = []
         for rows, names in self.groups:
-            size = self.n if rows is None else len(rows)
             if not names:
-                texts.append(pa.array([""] * size, pa.string()))
+                texts.append(pa.array([""] * (self.n if rows is None else len(rows)), pa.string()))
                 continue
-            parts = [value(k) if rows is None else value(k).take(rows) for k in names]
+            parts = [value(k, rows) for k in names]
             texts.append(pc.binary_join_element_wise(*parts, "\x01") if len(parts) > 1 else parts[0])
         if not texts:
             return pa.array([], pa.string())
         return texts[0] if self.order is None else pa.concat_arrays(texts).take(self.order)
+
+
+def rows_of(array: pa.Array, rows: pa.Array | None) -> pa.Array:
+    """``array`` at ``rows`` (None: all of it)."""
+    return array if rows is None else array.take(rows)
+
+
+class Lookups:
+    """``maps[k]`` (``lookup``) for all rows or a ``KeyGroups`` group's rows, each worked out once."""
+
+    def __init__(self, maps: pa.Array) -> None:
+        self.maps = maps
+        self._found: dict[tuple[int, str], pa.Array] = {}
+        self._subsets: dict[int, tuple[pa.Array, pa.Array]] = {}  # id(rows) -> (rows, maps at rows)
+
+    def get(self, key: str, rows: pa.Array | None) -> pa.Array:
+        at = -1 if rows is None else id(rows)
+        hit = self._found.get((at, key))
+        if hit is None:
+            if rows is None:
+                maps = self.maps
+            else:
+                subset = self._subsets.get(at)
+                if subset is None or subset[0] is not rows:  # held, so the id is not reused while cached
+                    subset = self._subsets[at] = (rows, self.maps.take(rows))
+                maps = subset[1]
+            hit = self._found[(at, key)] = lookup(maps, key)
+        return hit
 
 
 def has_null_name(primary_key: pa.Array) -> bool:

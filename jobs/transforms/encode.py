@@ -360,10 +360,11 @@ def route_keys(events: pa.RecordBatch) -> pa.Array:
         return pa.array([route_key(*r) for r in zip(pk.to_pylist(), before.to_pylist(), after.to_pylist())],
                         pa.string())
 
-    def value(k: str) -> pa.Array:  # (after if present else before)[k], else before[k], else ""
-        old = arrow_json.lookup(before, k)
-        first = pc.if_else(after.is_null(), old, arrow_json.lookup(after, k))
-        return pc.fill_null(pc.coalesce(first, old), "")
+    old, new = arrow_json.Lookups(before), arrow_json.Lookups(after)
+
+    def value(k: str, rows: pa.Array | None) -> pa.Array:  # (after if present else before)[k], else before[k], else ""
+        first = pc.if_else(arrow_json.rows_of(after, rows).is_null(), old.get(k, rows), new.get(k, rows))
+        return pc.fill_null(pc.coalesce(first, old.get(k, rows)), "")
 
     keyed = pc.greater(pc.fill_null(pc.list_value_length(pk), 0), 0)
     return pc.if_else(keyed, arrow_json.KeyGroups(pk).join(value), pa.scalar(None, pa.string()))
