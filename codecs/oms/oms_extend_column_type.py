@@ -80,11 +80,11 @@ class OmsExtendColumnTypeCodec(OmsDefaultCodec):
         an image with a column named ``__light_type`` (the types would replace its value in place)."""
         n = batch.num_rows
         columns = batch.column("columns")
-        texts, rows = arrow_json.declaration_texts(columns, _foreign_schema_type)
-        rows = rows.to_numpy()
+        texts, at = arrow_json.declaration_texts(columns, _foreign_schema_type)
+        rows = at.to_numpy()
         declared = columns.flatten().field("name")
         declined = np.zeros(n, dtype=bool)
-        codes = rows * (len(names.unique) + 1) + names.index(declared) + 1
+        codes = names.at(at, declared)
         unique, counts = np.unique(codes, return_counts=True)
         declined[rows[np.isin(codes, unique[counts > 1])]] = True
         for lists in entries:

@@ -17,16 +17,18 @@ from __future__ import annotations
 from typing import Callable
 
 import numpy as np
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-# orjson's escapes of the control characters (``orjson.dumps(chr(c))`` for c < 0x20).
-_SHORT = {0x08: "\\b", 0x09: "\\t", 0x0A: "\\n", 0x0C: "\\f", 0x0D: "\\r"}
-CONTROL_ESCAPES = [(chr(c), _SHORT.get(c, f"\\u{c:04x}")) for c in range(0x20)]
+from .value_text import JSON_NUMBER_TEXT
+
+# The control characters as orjson escapes them (``\\n``, ``\\u001f``, ...): asked of orjson itself.
+CONTROL_ESCAPES = [(chr(c), orjson.dumps(chr(c)).decode()[1:-1]) for c in range(0x20)]
 _NEEDS_ESCAPE = '["\\\\\\x00-\\x1f]'  # a quote, a backslash or a control character
 _CONTROL = "[\\x00-\\x1f]"
-# ``value_text.is_json_number`` in RE2 (whose ``\d`` and ``$`` are ASCII digits and the end of the text).
-JSON_NUMBER = r"^-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?$"
+# ``value_text.is_json_number`` in RE2 (``$``: the end of the text).
+JSON_NUMBER = f"^{JSON_NUMBER_TEXT}$"
 
 
 def concat(*pieces: pa.Array | str) -> pa.Array:
@@ -110,6 +112,10 @@ class Names:
         """Each name's number (int64; -1 for NULL)."""
         return pc.fill_null(pc.index_in(names, value_set=self.unique), -1).to_numpy().astype(np.int64)
 
+    def at(self, rows: pa.Array, names: pa.Array) -> np.ndarray:
+        """One integer per (row, name) pair: equal exactly where both are."""
+        return rows.to_numpy() * (len(self.unique) + 1) + self.index(names) + 1
+
     def keys_json(self, maps: pa.ListArray) -> pa.Array:
         """The JSON string of each entry's key of ``maps.flatten()``."""
         return self.json(maps.flatten().field("key"))
@@ -121,6 +127,22 @@ class Names:
         return self._json.take(pa.array(self.index(names)))
 
 
+def _per_declaration(decl: pa.StructArray, value: Callable[[str | None, int | None, bool], object]) -> list:
+    """``value(type_name, jdbc_type, number)`` of each declaration (an entry of a ``list<COLUMN>``'s flatten),
+    called once per distinct (type_name, jdbc_type, number): a batch repeats a handful of declarations."""
+    types, jdbc = decl.field("type_name"), decl.field("jdbc_type")
+    type_ids = pc.fill_null(pc.index_in(types, value_set=pc.unique(types)), -1).to_numpy().astype(np.int64)
+    jdbc_ids = np.where(jdbc.is_null().to_numpy(zero_copy_only=False), 1 << 32,
+                        pc.fill_null(jdbc, 0).to_numpy().astype(np.int64) + (1 << 31))
+    number = pc.fill_null(decl.field("number"), False).to_numpy(zero_copy_only=False).astype(np.int64)
+    _, first, kind_of = np.unique(((type_ids + 1) << 34 | jdbc_ids) << 1 | number, return_index=True,
+                                  return_inverse=True)
+    chosen = pa.array(first)
+    values = [value(t, j, bool(n)) for t, j, n in zip(types.take(chosen).to_pylist(), jdbc.take(chosen).to_pylist(),
+                                                       decl.field("number").take(chosen).to_pylist())]
+    return [values[k] for k in kind_of.reshape(-1)]
+
+
 def declared_flags(maps: pa.ListArray, columns: pa.Array, names: Names,
                    flag: Callable[[str | None, int | None, bool], bool]) -> pa.Array:
     """A flag per entry of ``maps.flatten()`` (``as_lists``): ``flag(type_name, jdbc_type, number)`` of the first
@@ -130,45 +152,22 @@ def declared_flags(maps: pa.ListArray, columns: pa.Array, names: Names,
     image_names = maps.flatten().field("key")
     if not len(decl) or not len(image_names):
         return pa.array(np.zeros(len(image_names), dtype=bool))
-    # One integer per distinct (type_name, jdbc_type, number), then ``flag`` once per distinct one.
-    types = decl.field("type_name")
-    type_ids = pc.fill_null(pc.index_in(types, value_set=pc.unique(types)), -1).to_numpy().astype(np.int64)
-    jdbc = decl.field("jdbc_type")
-    jdbc_ids = np.where(jdbc.is_null().to_numpy(zero_copy_only=False), 1 << 32,
-                        pc.fill_null(jdbc, 0).to_numpy().astype(np.int64) + (1 << 31))
-    number = pc.fill_null(decl.field("number"), False).to_numpy(zero_copy_only=False).astype(np.int64)
-    kind = ((type_ids + 1) << 34 | jdbc_ids) << 1 | number
-    _, first, kind_of = np.unique(kind, return_index=True, return_inverse=True)
-    chosen = pa.array(first)
-    kind_flags = np.array([flag(t, j, bool(n)) for t, j, n in zip(types.take(chosen).to_pylist(),
-                                                                   jdbc.take(chosen).to_pylist(),
-                                                                   decl.field("number").take(chosen).to_pylist())],
-                          dtype=bool)
-    decl_flags = kind_flags[kind_of.reshape(-1)]
-    # (row, name number) of each declaration and each entry: index_in finds an entry's first declaration.
-    width = len(names.unique) + 1
-    decl_at = entry_rows(columns).to_numpy() * width + names.index(decl.field("name")) + 1
-    entry_at = entry_rows(maps).to_numpy() * width + names.index(image_names) + 1
+    decl_flags = pa.array(_per_declaration(decl, flag), pa.bool_())
+    # (row, name) of each declaration and each entry: index_in finds an entry's first declaration.
+    decl_at = names.at(entry_rows(columns), decl.field("name"))
+    entry_at = names.at(entry_rows(maps), image_names)
     found = pc.index_in(pa.array(entry_at), value_set=pa.array(decl_at))
-    return pc.fill_null(pa.array(decl_flags).take(found), False)
+    return pc.fill_null(decl_flags.take(found), False)
 
 
 def declaration_texts(columns: pa.Array, text: Callable[[str | None, int | None], str | None]
                       ) -> tuple[pa.Array, pa.Array]:
     """For each entry of ``columns.flatten()`` (``list<COLUMN>``): ``text(type_name, jdbc_type)``, run once per
-    distinct pair; and the row of each entry (``entry_rows``)."""
+    distinct declaration; and the row of each entry (``entry_rows``)."""
     decl = columns.flatten()
-    types, jdbc = decl.field("type_name"), decl.field("jdbc_type")
     if not len(decl):
         return pa.array([], pa.string()), entry_rows(columns)
-    type_ids = pc.fill_null(pc.index_in(types, value_set=pc.unique(types)), -1).to_numpy().astype(np.int64)
-    jdbc_ids = np.where(jdbc.is_null().to_numpy(zero_copy_only=False), 1 << 32,
-                        pc.fill_null(jdbc, 0).to_numpy().astype(np.int64) + (1 << 31))
-    _, first, kind_of = np.unique((type_ids + 1) << 34 | jdbc_ids, return_index=True, return_inverse=True)
-    chosen = pa.array(first)
-    texts = pa.array([text(t, j) for t, j in zip(types.take(chosen).to_pylist(), jdbc.take(chosen).to_pylist())],
-                     pa.string())
-    return texts.take(pa.array(kind_of.reshape(-1))), entry_rows(columns)
+    return pa.array(_per_declaration(decl, lambda t, j, _: text(t, j)), pa.string()), entry_rows(columns)
 
 
 def lookup(maps: pa.Array, key: str) -> pa.Array:

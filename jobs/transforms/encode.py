@@ -327,11 +327,9 @@ def _encode_rows(codec: Codec, events: pa.RecordBatch, plain: PlainColumns | Non
     for i in range(n):
         if taken[i]:
             table, op, key, value = columns[i]
-            of_event.append(i)
-            nth.append(0)
-            messages.append((table, op, 1, key, value, None, None, None))
-            continue
-        one = codec.plain_messages(cols, declared, range(i, i + 1)) if fast else None
+            one: list[EncodedMessage] | None = [EncodedMessage(value, key, table, op, 1)]
+        else:
+            one = codec.plain_messages(cols, declared, range(i, i + 1)) if fast else None
         if one is not None and len(one) == 1:
             m = one[0]
             of_event.append(i)
