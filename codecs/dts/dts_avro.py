@@ -38,6 +38,7 @@ from ..base import Capabilities, Codec, ContainerDecoder, EncodedMessage, ddl_op
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..shared.avro import (SCHEMA_DIR, avro_dumps, avro_loads, check_ints, comparable, from_jsonable, same_layout,
                            short_name, to_jsonable)
+from ..shared.avro_ints import INT32_MAX, INT32_MIN
 from ..shared.time_text import (DATE_RE, DATETIME_RE, TIME_RE, date_text, epoch_text, parse_date, parse_datetime,
                                parse_epoch, parse_time, split_zoned, time_text)
 from ..shared.value_text import (INT64, INT_RE, b64, decimal_shape, double_text, fits, parse_float, parse_int,
@@ -106,6 +107,8 @@ def join_object_name(parts: Sequence[str]) -> str:
     return ".".join(p.replace(".", _ESCAPED_DOT) for p in parts)
 
 
+# Cached: asked for every value of every foreign event encoded (``_kind_for``), of a table's few type names.
+@functools.lru_cache(maxsize=4096)
 def _base_word(type_name: Optional[str]) -> str:
     m = re.match(r"\s*([A-Za-z_]+)", type_name or "")
     return m.group(1).upper() if m else ""
@@ -265,12 +268,12 @@ def _typed_image_value(column: Column, spec: Mapping[str, Any], text: str) -> An
         n = parse_int(digits)
         return _rec("Integer", {"precision": spec.get("precision", len(str(abs(n)))), "value": digits})
     if kind == "Decimal":
-        ps = decimal_precision_scale(column.type_name) or decimal_shape(text)
+        ps = _int32s(decimal_precision_scale(column.type_name) or decimal_shape(text))
         return _rec("Decimal", {"value": text, "precision": ps[0], "scale": ps[1]})
     if kind == "Float":
         ps = decimal_precision_scale(column.type_name) or (0, 0)
-        return _rec("Float", {"value": parse_float(text), "precision": spec.get("precision", ps[0]),
-                              "scale": spec.get("scale", ps[1])})
+        precision, scale = _int32s((spec.get("precision", ps[0]), spec.get("scale", ps[1])))
+        return _rec("Float", {"value": parse_float(text), "precision": precision, "scale": scale})
     if kind == "Character":
         charset = spec.get("charset", "utf8mb4")
         return _rec("Character", {"charset": charset, "value": text.encode(python_charset(charset))})
@@ -293,6 +296,16 @@ def _typed_image_value(column: Column, spec: Mapping[str, Any], text: str) -> An
     if kind in ("TextObject", "TextGeometry"):
         return _rec(kind, {"type": spec.get("type", "TEXT"), "value": text})
     raise ValueError(f"cannot encode a {kind}")
+
+
+def _int32s(numbers: tuple[int, int]) -> tuple[int, int]:
+    """Precision and scale as the record's Avro ints hold them; ValueError (the value is then written as text) for
+    a declared ``decimal(99999999999,0)``. ``avro_dumps`` names the image array's branch, so fastavro's union
+    check, which used to catch such an int, no longer runs over the items."""
+    for n in numbers:
+        if not INT32_MIN <= n <= INT32_MAX:
+            raise ValueError(f"precision or scale {n} does not fit an Avro int")
+    return numbers
 
 
 def _bool_as_int(text: str) -> str:
