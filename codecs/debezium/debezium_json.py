@@ -51,6 +51,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 import json
 import re
 import struct
@@ -392,8 +393,8 @@ class DebeziumJsonCodec(Codec):
             if e.fragment_total != 1:
                 raise EncodeError(FORMAT, "fragment_key", "assemble fragments before encoding")
             own = e.format == FORMAT
-            foreign = None if own or not e.op.is_data else _foreign_fields(e)
-            payload = self._payload(e, foreign)
+            foreign, rendered = (None, None) if own or not e.op.is_data else _foreign_fields(e)
+            payload = self._payload(e, foreign, rendered)
             if own and e.vendor.get("fix"):
                 apply_fix(payload, e.vendor["fix"])
             envelope = e.vendor.get("envelope", "bare") if own else ("schema" if foreign else "bare")
@@ -421,9 +422,11 @@ class DebeziumJsonCodec(Codec):
                                    for k in e.primary_key})
         return message_key(e)
 
-    def _payload(self, e: Event, foreign: Optional[dict[str, dict]] = None) -> dict[str, Any]:
+    def _payload(self, e: Event, foreign: Optional[dict[str, dict]] = None,
+                 rendered: Optional[dict[tuple[str, str], Any]] = None) -> dict[str, Any]:
         """The payload the canonical fields describe (own events: before vendor fixes are applied; foreign
-        events: rendered by the field schemas ``_foreign_fields`` chose)."""
+        events: rendered by the field schemas ``_foreign_fields`` chose, which also hands over the cells it
+        rendered while choosing them, as ``rendered``)."""
         own = e.format == FORMAT
         ts = JsonNumber(str(e.event_time_ms)) if e.event_time_ms is not None else None
         source: dict[str, Any] = {"db": e.database, "table": e.table, "ts_ms": ts}
@@ -453,6 +456,9 @@ class DebeziumJsonCodec(Codec):
             kinds = render.get(part, {})
             cells = {}
             for col, text in image.items():
+                if rendered is not None and (part, col) in rendered:
+                    cells[col] = rendered[part, col]
+                    continue
                 kind = kinds.get(col) or _expected_kind(fields.get(col), by_name.get(col), own or bool(foreign))
                 try:
                     cells[col] = _to_json(kind, text, fields.get(col) or {})
@@ -469,6 +475,8 @@ class DebeziumJsonCodec(Codec):
 # ------------------------------------------------------------------------------------- foreign events' schema
 
 
+# Cached: a table's few columns are asked about once per foreign event. Callers must not change the dict.
+@functools.lru_cache(maxsize=4096)
 def _connect_field(c: Column) -> dict:
     """The Connect field a Debezium connector would write for a column of this declared type (its type mapping
     with decimal.handling.mode=precise, time.precision.mode=adaptive(_time_microseconds),
@@ -520,19 +528,22 @@ def _connect_field(c: Column) -> dict:
     return field
 
 
-def _foreign_fields(e: Event) -> dict[str, dict]:
+def _foreign_fields(e: Event) -> tuple[dict[str, dict], dict[tuple[str, str], Any]]:
     """Field schemas for a foreign event's columns; a column whose values its typed form cannot hold exactly
     (text in a numeric column, nine fraction digits in a microsecond type) is written as a string field, still
-    naming its source type."""
+    naming its source type. Beside them, the cells of the typed columns as the payload writes them, by
+    (image, column): choosing a field renders every value of its column already."""
     columns = list(e.columns)
     known = {c.name for c in columns}
     columns += [Column(n) for n in dict.fromkeys([*(e.before or {}), *(e.after or {})]) if n not in known]
     out = {}
+    rendered: dict[tuple[str, str], Any] = {}
     for c in columns:
         field = _connect_field(c)
         kind = _expected_kind(field, c, True)
+        cells = []
         try:
-            for image in (e.before, e.after):
+            for part, image in (("before", e.before), ("after", e.after)):
                 text = (image or {}).get(c.name)
                 if text is not None:
                     value = _to_json(kind, text, field)
@@ -540,11 +551,17 @@ def _foreign_fields(e: Event) -> dict[str, dict]:
                         raise ValueError("not exact")
                     if kind == "num" and not isinstance(value, JsonNumber):
                         raise ValueError("not a JSON number")
+                    cells.append((part, value))
         except (ValueError, ArithmeticError, OverflowError, _Unconvertible):
             params = {SOURCE_TYPE: c.type_name} if c.type_name else None
             field = {"type": "string", "optional": True, "field": c.name, **({"parameters": params} if params else {})}
+            for part in ("before", "after"):  # a column declared twice: the last declaration's field holds
+                rendered.pop((part, c.name), None)
+        else:
+            for part, value in cells:
+                rendered[part, c.name] = value
         out[c.name] = field
-    return out
+    return out, rendered
 
 
 def _envelope_schema(e: Event, fields: dict[str, dict]) -> dict:
