@@ -18,6 +18,7 @@ import orjson
 
 from ..shared.avro import comparable, to_jsonable
 from ..shared.plain_rows import INT64, column_dicts, columns_fit, data_row, name_fits
+from ..shared.time_text import date_text, time_text
 from ..shared.value_text import INT_RE
 from .dts_avro import (NO_SEQUENCE_ID, NS, RECORD15, DtsAvroCodec, column_spec, column_type_name, declaration,
                        image_value, key_columns, python_charset, value_text)
@@ -68,6 +69,26 @@ _VALUE_INTS = _value_ints(RECORD15)
 _ZONED_INTS = _VALUE_INTS[_DATETIME]
 assert _ZONED not in _VALUE_INTS and _DATETIME in _VALUE_INTS
 _DICTS: dict[int, tuple[tuple, list[dict]]] = {}  # declaration id -> (declaration, its ``columns`` dicts)
+
+
+_DATETIME_FIELDS = ("year", "month", "day", "hour", "minute", "second")
+# Column specs of a DateTime column (``column_spec``); shared, never changed.
+_DATETIME_SPEC: dict[str, Any] = {"kind": "DateTime"}
+_DATETIME_NULL_MILLIS_SPEC: dict[str, Any] = {"kind": "DateTime", "millis_null": True}
+
+
+def _whole_datetime(rec: dict) -> bool:
+    """All six date and time fields are set: ``_datetime_parts`` calls it a DATETIME."""
+    return None not in (rec["year"], rec["month"], rec["day"], rec["hour"], rec["minute"], rec["second"])
+
+
+def _plain_datetime(rec: dict) -> bool:
+    """A whole DateTime (``_int32`` checked its fields: ints or None) whose text reads back as the same record:
+    a year of at most four digits, two-digit other fields, microseconds in range."""
+    y, mo, d, h, mi, s, micros = (rec["year"], rec["month"], rec["day"], rec["hour"], rec["minute"], rec["second"],
+                                  rec["millis"])
+    return None not in (y, mo, d, h, mi, s, micros) and -9999 <= y <= 9999 and 0 <= mo <= 99 and 0 <= d <= 99 \
+        and 0 <= h <= 99 and 0 <= mi <= 99 and 0 <= s <= 99 and 0 <= micros < 10 ** 6
 
 
 def _int32(v: Any) -> bool:
@@ -124,6 +145,9 @@ def _rows(datum: dict, born: bool, at: tuple) -> Optional[list[tuple]]:
         elif kind == _CHARACTER:
             types.append("CHARACTER")
             specs[names[i]] = {"kind": "Character", "charset": rec["charset"]}
+        elif kind == _DATETIME and _whole_datetime(rec):  # ``column_type_name``: all six fields set
+            types.append("DATETIME")
+            specs[names[i]] = _DATETIME_SPEC if rec["millis"] is not None else _DATETIME_NULL_MILLIS_SPEC
         else:
             types.append(column_type_name(typed))
             specs[names[i]] = column_spec(typed)
@@ -202,6 +226,13 @@ def _image(image: list, declared: tuple, names: list, specs: dict) -> Optional[t
             if spec.get("kind") == "Decimal" and p >= 0 and s >= 0 and \
                     declared[i].type_name == f"DECIMAL({p},{s})":
                 continue
+        elif kind == _DATETIME and spec == _DATETIME_SPEC and rec["millis"] is not None \
+                and _plain_datetime(rec):
+            # ``value_text``'s DATETIME text, which ``image_value`` parses back to this very record whenever the
+            # fields are in the ranges ``_plain_datetime`` allows (DATETIME_RE takes 4 year and 2 other digits)
+            out[name] = (f"{date_text(rec['year'], rec['month'], rec['day'])} "
+                         f"{time_text(rec['hour'], rec['minute'], rec['second'], rec['millis'] * 1000)}")
+            continue
         elif kind == _CHARACTER:
             charset = rec["charset"]
             if python_charset(charset) != "utf-8":
