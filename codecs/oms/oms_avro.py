@@ -27,6 +27,7 @@ from __future__ import annotations
 
 import base64
 import copy
+import functools
 import json
 import re
 from dataclasses import replace
@@ -86,11 +87,14 @@ def _rec(short: str, body: dict) -> tuple[str, dict]:
     return (f"{NS}.{short}", body)
 
 
+@functools.lru_cache(maxsize=4096)
 def _base_word(type_name: Optional[str]) -> str:
     m = re.match(r"\s*([A-Za-z_]+)", type_name or "")
     return m.group(1).upper() if m else ""
 
 
+# Cached: asked for every value an event carries, of a table's few declared types.
+@functools.lru_cache(maxsize=4096)
 def data_type(type_name: Optional[str], jdbc_type: Optional[int] = None) -> str:
     """The OMS DataType for a declared column type: this codec's own names map to themselves, other vendors'
     types go by family (``types.family``) so text is encoded the way it is meant."""
