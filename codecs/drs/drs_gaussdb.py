@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import base64
+import functools
 import re
 from typing import Any, Optional
 
@@ -51,6 +52,8 @@ _FAMILY_PG = {"int": "bigint", "decimal": "numeric", "float": "double precision"
               "zoned": "timestamp with time zone", "json": "jsonb"}
 
 
+# Cached: asked for every column of every event encoded, of a table's few type names.
+@functools.lru_cache(maxsize=4096)
 def pg_base(type_name: str) -> str:
     """``character varying(255)`` -> ``character varying``; ``numeric(10, 2)`` -> ``numeric``."""
     return re.sub(r"\s+", " ", re.sub(r"\(.*?\)", "", type_name)).strip().lower()
