@@ -71,7 +71,6 @@ assert _ZONED not in _VALUE_INTS and _DATETIME in _VALUE_INTS
 _DICTS: dict[int, tuple[tuple, list[dict]]] = {}  # declaration id -> (declaration, its ``columns`` dicts)
 
 
-_DATETIME_FIELDS = ("year", "month", "day", "hour", "minute", "second")
 # Column specs of a DateTime column (``column_spec``); shared, never changed.
 _DATETIME_SPEC: dict[str, Any] = {"kind": "DateTime"}
 _DATETIME_NULL_MILLIS_SPEC: dict[str, Any] = {"kind": "DateTime", "millis_null": True}
