@@ -288,9 +288,9 @@ class OmsDefaultCodec(OmsJsonCodec):
                   for p in (database, schema, table)]
         qualified = pc.utf8_slice_codeunits(arrow_json.concat(*dotted), 1)
         deleting = pc.fill_null(pc.equal(kind, "DELETE"), False)
-        old, new = arrow_json.Lookups(before), arrow_json.Lookups(after)
+        keys = arrow_json.BatchKeys(pk, before, after)
+        old, new, groups = keys.before, keys.after, keys.groups
         at = arrow_json.rows_of
-        groups = arrow_json.KeyGroups(pk)
 
         def primary_value(k: str, rows: pa.Array | None) -> pa.Array:  # (before if DELETE else after).get(k) or ""
             return pc.fill_null(pc.if_else(at(deleting, rows), old.get(k, rows), new.get(k, rows)), "")
@@ -332,7 +332,7 @@ class OmsDefaultCodec(OmsJsonCodec):
             '},"recordType":"', pc.fill_null(kind, ""), '","prevStruct":', images[0], ',"postStruct":', images[1],
             "}")
         return PlainColumns(value=value.cast(pa.binary()), key=row_keys.cast(pa.binary()), table=qualified, op=kind,
-                            taken=pc.fill_null(taken, False))
+                            taken=pc.fill_null(taken, False), keys=keys)
 
     def _build_meta(self, e: Event) -> dict[str, Any]:
         """``_build`` of a data event without rendering its images (same keys, same order)."""

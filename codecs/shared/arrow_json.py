@@ -283,6 +283,16 @@ class Lookups:
         return hit
 
 
+class BatchKeys:
+    """A batch's key groups (``KeyGroups``) and its images' lookups (``Lookups``), built once and shared by every
+    reader of its key values: a codec's message keys and the re-encode's routing keys ask for the same columns of
+    the same rows."""
+
+    def __init__(self, primary_key: pa.Array, before: pa.Array, after: pa.Array) -> None:
+        self.groups = KeyGroups(primary_key)
+        self.before, self.after = Lookups(before), Lookups(after)
+
+
 def has_null_name(primary_key: pa.Array) -> bool:
     """True when some row's key declaration holds a NULL name (``KeyGroups`` does not take those)."""
     return primary_key.flatten().null_count > 0

@@ -286,7 +286,7 @@ def encode_each(fmt: str, events: pa.RecordBatch) -> pa.RecordBatch | None:
             for name in ("pos_source", "pos_partition", "pos_offset", "pos_index", "table_name", "sequence"))
         # A message's position is its event's (``Position``: no partition is -1, no offset or index 0).
         partition, offset, index = pc.fill_null(partition, -1), pc.fill_null(offset, 0), pc.fill_null(index, 0)
-        routes = route_keys(events)
+        routes = route_keys(events, plain.keys if plain is not None else None)
         line = None
         if binary:  # the dump line carries the source headers (``_dump_line``)
             line = pa.array([None if reason is not None else _dump_line(k, v, _source_headers(src, part, off))
@@ -351,21 +351,23 @@ def _message_arrays(messages: list[tuple]) -> dict[str, pa.Array]:
     return {name: pa.array(list(col), t) for name, col, t in zip(names, columns, types)}
 
 
-def route_keys(events: pa.RecordBatch) -> pa.Array:
-    """``route_key`` of every row of a batch of EVENT rows, column-wise (``arrow_json.KeyGroups``)."""
+def route_keys(events: pa.RecordBatch, keys: arrow_json.BatchKeys | None = None) -> pa.Array:
+    """``route_key`` of every row of a batch of EVENT rows, column-wise (``arrow_json.KeyGroups``). ``keys``: the
+    batch's key groups and lookups if the target's encoder built them already (``PlainColumns.keys``)."""
     pk, before, after = events.column("primary_key"), events.column("before"), events.column("after")
     if arrow_json.has_null_name(pk):  # Spark looks a NULL name up as NULL; the row function does the same
         return pa.array([route_key(*r) for r in zip(pk.to_pylist(), before.to_pylist(), after.to_pylist())],
                         pa.string())
-
-    old, new = arrow_json.Lookups(before), arrow_json.Lookups(after)
+    if keys is None:
+        keys = arrow_json.BatchKeys(pk, before, after)
+    old, new = keys.before, keys.after
 
     def value(k: str, rows: pa.Array | None) -> pa.Array:  # (after if present else before)[k], else before[k], else ""
         first = pc.if_else(arrow_json.rows_of(after, rows).is_null(), old.get(k, rows), new.get(k, rows))
         return pc.fill_null(pc.coalesce(first, old.get(k, rows)), "")
 
     keyed = pc.greater(pc.fill_null(pc.list_value_length(pk), 0), 0)
-    return pc.if_else(keyed, arrow_json.KeyGroups(pk).join(value), pa.scalar(None, pa.string()))
+    return pc.if_else(keyed, keys.groups.join(value), pa.scalar(None, pa.string()))
 
 
 def source_headers() -> SparkColumn:
