@@ -185,14 +185,13 @@ def _plain_batch(codec: Codec, batch: pa.RecordBatch, last: bool
         return None, batch
     plain = codec.plain_columns(batch.slice(0, end))
     if plain is not None:
-        taken = plain.taken.to_pylist()
-        plain_rows = list(zip(*(a.to_pylist() for a in (plain.table, plain.op, plain.key, plain.value))))
+        taken, taken_messages = _taken_messages(plain)
     declared: list[tuple] | None = None
     binary = codec.capabilities.binary
     rows: list[tuple] = []
     for a, b in bounds:
         if plain is not None and all(taken[a:b]):
-            messages = [EncodedMessage(value, key, table, op, 1) for table, op, key, value in plain_rows[a:b]]
+            messages = taken_messages[a:b]
         else:
             if declared is None:
                 declared = declared_columns(batch.column("columns").slice(0, end))
@@ -314,8 +313,7 @@ def _encode_rows(codec: Codec, events: pa.RecordBatch, plain: PlainColumns | Non
     fast = type(codec).plain_messages is not Codec.plain_messages
     messages: list[tuple] = []
     if plain is not None:
-        taken = plain.taken.to_pylist()
-        columns = list(zip(*(a.to_pylist() for a in (plain.table, plain.op, plain.key, plain.value))))
+        taken, taken_messages = _taken_messages(plain)
         whole = None
     else:
         taken = [False] * n
@@ -326,8 +324,7 @@ def _encode_rows(codec: Codec, events: pa.RecordBatch, plain: PlainColumns | Non
     of_event, nth = [], []
     for i in range(n):
         if taken[i]:
-            table, op, key, value = columns[i]
-            one: list[EncodedMessage] | None = [EncodedMessage(value, key, table, op, 1)]
+            one: list[EncodedMessage] | None = [taken_messages[i]]
         else:
             one = codec.plain_messages(cols, declared, range(i, i + 1)) if fast else None
         if one is not None and len(one) == 1:
@@ -342,6 +339,14 @@ def _encode_rows(codec: Codec, events: pa.RecordBatch, plain: PlainColumns | Non
             messages.append((r["table_name"], r["op"], r["events"], r["key"], r["value"], r["el_field"],
                              r["el_reason"], r["el_event"]))
     return pa.array(of_event, pa.int64()), pa.array(nth, pa.int32()), _message_arrays(messages)
+
+
+def _taken_messages(plain: PlainColumns) -> tuple[list[bool], list[EncodedMessage]]:
+    """The column-wise path's result row by row, where a row path mixes it with ``plain_messages`` and ``encode``:
+    which rows it took, and each row's message (meaningless where not taken)."""
+    columns = (a.to_pylist() for a in (plain.table, plain.op, plain.key, plain.value))
+    return plain.taken.to_pylist(), [EncodedMessage(value, key, table, op, 1)
+                                     for table, op, key, value in zip(*columns)]
 
 
 def _message_arrays(messages: list[tuple]) -> dict[str, pa.Array]:
