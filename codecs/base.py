@@ -84,6 +84,10 @@ class ContainerDecoder(NamedTuple):
     schema: Any
     decode: Callable[[Any, Position], list[Event]]
     rows: Optional[Callable[[Any, tuple], Optional[list[tuple]]]] = None
+    # The JVM twin of ``rows`` for this layout: a ``cdcreplay.codecs.RecordDecoder`` class in the codec's ``jvm/``
+    # folder that reads a record's bytes and gives the rows ``rows`` gives for its datum (or declines it), which the
+    # decode step runs where it reads the container in the JVM (``Codec.jvm_container_decoders``).
+    jvm_rows: Optional[str] = None
 
 
 @dataclass(frozen=True)
@@ -237,6 +241,10 @@ class Codec:
     # runs where the messages are in the JVM. None: no twin. Read only from the codec's own class
     # (``jvm_twin``), so a subclass that changes the decode never runs its parent's twin.
     jvm_plain_decoder: Optional[str] = None
+    # Whether ``container_decoder`` names JVM twins (``ContainerDecoder.jvm_rows``) for the layouts it reads: then the
+    # decode step may read this codec's Avro container archives as blocks for the JVM. Read from the codec's own
+    # class only, as ``jvm_plain_decoder`` is.
+    jvm_container_decoders: bool = False
 
     def plain_rows(self, raw: bytes, at: tuple) -> Optional[list[tuple]]:
         """An optional fast path of the decode step for the shape most of a format's messages have: the DECODED
@@ -315,3 +323,8 @@ def group_by_message(events: Iterable[Event]) -> list[list[Event]]:
 def jvm_twin(codec: Codec) -> Optional[str]:
     """The codec's JVM twin of ``plain_rows`` (``Codec.jvm_plain_decoder``), declared by its own class."""
     return type(codec).__dict__.get("jvm_plain_decoder")
+
+
+def jvm_container_twins(codec: Codec) -> bool:
+    """Whether the codec's own class names JVM twins of its container fast paths (``Codec.jvm_container_decoders``)."""
+    return bool(type(codec).__dict__.get("jvm_container_decoders"))

@@ -24,9 +24,11 @@ from typing import Optional
 from cdc_jobs.errors import UsageError
 
 _HERE = Path(__file__).resolve().parent
-# The Spark SQL function the decode step calls (``cdc_jobs.transforms.jvm_decode``).
+# The Spark SQL functions the decode step calls (``cdc_jobs.transforms.jvm_decode``): blocks of lines, blocks of
+# Avro container records.
 LINE_BLOCK_DECODE = "cdc_line_block_decode"
-_ADAPTER = "cdcreplay.jobs.LineBlockDecode"
+AVRO_BLOCK_DECODE = "cdc_avro_block_decode"
+_ADAPTERS = {LINE_BLOCK_DECODE: "cdcreplay.jobs.LineBlockDecode", AVRO_BLOCK_DECODE: "cdcreplay.jobs.AvroBlockDecode"}
 
 
 def sources() -> list[Path]:
@@ -128,7 +130,8 @@ def _register(spark) -> bool:
     if jar is None:
         return False
     spark.sql(f"ADD JAR '{jar}'")
-    spark.udf.registerJavaFunction(LINE_BLOCK_DECODE, _ADAPTER, LINE_SPARK)
+    for name, adapter in _ADAPTERS.items():
+        spark.udf.registerJavaFunction(name, adapter, LINE_SPARK)
     return True
 
 

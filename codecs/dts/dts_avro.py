@@ -379,6 +379,9 @@ def key_columns(info: str) -> tuple[str, ...]:
     key = keys.get("PRIMARY") or next(iter(keys.values()), [])
     return tuple(str(k) for k in key)
 
+# The JVM twins of the container fast path, by whether the layout ends with bornTimestamp (RECORD15).
+_JVM_ROWS = {True: "cdcreplay.codecs.dts.DtsAvroPlain", False: "cdcreplay.codecs.dts.DtsAvroPlain$Record14"}
+
 # A DTS record id is never negative; -1 stands for an event without a vendor sequence.
 NO_SEQUENCE_ID = -1
 
@@ -407,6 +410,9 @@ class DtsAvroCodec(Codec):
         datum, born = self._read(bytes(raw), position)
         return [self._event(datum, born, position)]
 
+    # jvm/DtsAvroPlain.java: the twin of dts_avro_rows.plain_rows, for each layout (``_JVM_ROWS``)
+    jvm_container_decoders = True
+
     def container_decoder(self, writer_schema: Any) -> Optional[ContainerDecoder]:
         for schema, born in ((RECORD15, True), (RECORD14, False)):
             if same_layout(writer_schema, schema):
@@ -414,7 +420,7 @@ class DtsAvroCodec(Codec):
 
                 return ContainerDecoder(schema, lambda datum, position, schema=schema, born=born: [
                     self._event(self._checked(schema, datum, position), born, position)],
-                    lambda datum, at, born=born: plain_rows(datum, born, at))
+                    lambda datum, at, born=born: plain_rows(datum, born, at), _JVM_ROWS[born])
         return None
 
     def _checked(self, schema: Any, datum: dict, position: Position) -> dict:

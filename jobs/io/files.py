@@ -22,6 +22,7 @@ import gzip
 import io
 import os
 import re
+import struct
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterator, NamedTuple
 
@@ -288,11 +289,12 @@ def read_dump(path: str, span: Span | None = None) -> Iterator[dict[str, list]]:
         yield out.take()
 
 
-def read_avro(path: str, codec: "Codec | None" = None) -> Iterator[dict[str, list]]:
+def read_avro(path: str, codec: "Codec | None" = None, skip: int = 0) -> Iterator[dict[str, list]]:
     """RAW columns of a container file's records: each record's bytes exactly as the file holds them (cut out
     of its decompressed block, never written again). When ``codec`` reads this file's writer schema itself
     (``Codec.container_decoder``), each row also carries ``(decoder, datum)`` in a ``datum`` column: the record
-    is decoded once, here, and the codec takes that datum instead of reading the bytes again."""
+    is decoded once, here, and the codec takes that datum instead of reading the bytes again. The first ``skip``
+    records are read but not given (the JVM decoded them: ``read_avro_blocks``)."""
     import fastavro
 
     from cdc_codecs.shared.avro import NAMED_TYPES
@@ -319,6 +321,10 @@ def read_avro(path: str, codec: "Codec | None" = None) -> Iterator[dict[str, lis
                 for _ in range(block.num_records):
                     start = tell()
                     datum = fastavro.schemaless_reader(buf, schema, None, **named)
+                    if skip:
+                        skip -= 1
+                        first += 1
+                        continue
                     values.append(data[start:tell()])
                     if decoder is not None:
                         datums.append((decoder, datum))
@@ -343,15 +349,83 @@ def read_avro(path: str, codec: "Codec | None" = None) -> Iterator[dict[str, lis
 def _avro_columns(path: str, first: int, values: list[bytes], datums: list, last_headers: list | None = None
                   ) -> dict[str, list]:
     """RAW columns of records ``first + 1 ..`` of the container file ``path`` (and their datums, if read)."""
-    k = len(values)
-    headers: list[list] = [[] for _ in range(k)]
+    cols = avro_records(path, list(range(first + 1, first + len(values) + 1)), values, datums)
     if last_headers:
-        headers[-1] = last_headers
-    cols = {"pos_source": [path] * k, "pos_partition": [-1] * k, "pos_offset": list(range(first + 1, first + k + 1)),
-            "pos_timestamp_ms": [None] * k, "pos_key": [None] * k, "pos_headers": headers, "value": values}
+        cols["pos_headers"][-1] = last_headers
+    return cols
+
+
+def avro_records(path: str, numbers: list[int], values: list[bytes], datums: list) -> dict[str, list]:
+    """The RAW columns ``read_avro`` gives for these records of ``path`` (for records read elsewhere:
+    ``jvm_decode``)."""
+    k = len(values)
+    cols = {"pos_source": [path] * k, "pos_partition": [-1] * k, "pos_offset": numbers,
+            "pos_timestamp_ms": [None] * k, "pos_key": [None] * k, "pos_headers": [[] for _ in range(k)],
+            "value": values}
     if datums:
         cols["datum"] = datums
     return cols
+
+
+# Container blocks for a decode in the JVM (``AvroBlockDecode``): the file's blocks, decompressed and framed with
+# their record counts, about ``BLOCK_BYTES`` a row; the twin's class and the writer schema (for the records it
+# declines) beside them. A row without blocks: from record ``first_line`` on, the Python reader reads the file.
+AVRO_BLOCK_ARROW = pa.schema([("pos_source", pa.string()), ("first_line", pa.int64()), ("value", pa.binary()),
+                              ("twin", pa.string()), ("writer_schema", pa.string())])
+AVRO_BLOCK_SPARK = from_arrow_schema(AVRO_BLOCK_ARROW)
+_FRAME = struct.Struct(">ii")
+
+
+def read_avro_blocks(path: str, codec: "Codec") -> Iterator[dict[str, list]]:
+    """The records ``read_avro`` reads, as framed container blocks for the JVM twin of the codec's container fast
+    path (``ContainerDecoder.jvm_rows``), without reading a record here. A file whose layout has no twin, or whose
+    container cannot be read on (a bad block or sync marker), is handed to the Python reader from the record where
+    that starts, which gives what ``read_avro`` gives from there."""
+    import fastavro
+
+    cols: dict[str, list] = {name: [] for name in AVRO_BLOCK_ARROW.names}
+
+    def row(first: int, value: bytes | None, twin: str | None = None, schema: str | None = None) -> None:
+        for name, v in zip(AVRO_BLOCK_ARROW.names, (path, first, value, twin, schema)):
+            cols[name].append(v)
+
+    record = 1  # the number of the next record
+    parts: list[bytes] = []  # the blocks of the next row, from record ``first`` on
+    size, first = 0, record
+    twin = schema = None
+    with storage.open_input(path) as fh:
+        try:
+            blocks = fastavro.block_reader(fh)
+            decoder = codec.container_decoder(blocks.writer_schema)
+            twin = decoder.jvm_rows if decoder is not None else None
+            if twin is None:
+                raise _NoTwin()
+            schema = orjson.dumps(blocks.writer_schema).decode()
+            for block in blocks:
+                data = block.bytes_.getvalue()
+                parts += (_FRAME.pack(block.num_records, len(data)), data)
+                record += block.num_records
+                size += len(data)
+                if size >= BLOCK_BYTES:
+                    row(first, b"".join(parts), twin, schema)
+                    parts, size, first = [], 0, record
+                    if len(cols["value"]) >= 16:
+                        yield cols
+                        cols = {name: [] for name in AVRO_BLOCK_ARROW.names}
+        except Exception:  # noqa: BLE001 - no twin, or a corrupt container: read_avro names it from here on
+            if parts:
+                row(first, b"".join(parts), twin, schema)
+            row(record, None)
+            yield cols
+            return
+    if parts:
+        row(first, b"".join(parts), twin, schema)
+    if cols["value"]:
+        yield cols
+
+
+class _NoTwin(Exception):
+    """The file's layout has no JVM twin: the Python reader reads it."""
 
 
 def _as_arrow(columns: Iterator[dict[str, list]]) -> Iterator[pa.RecordBatch]:
@@ -388,17 +462,25 @@ def plan_partitions(files: list[str], split_bytes: int | None = None) -> list[_F
 
 class _ArchiveReader(DataSourceReader):
     def __init__(self, files: list[str], split_bytes: int | None = None, fmt: str | None = None,
-                 events: "EventsHere | None" = None, blocks: bool = False):
+                 events: "EventsHere | None" = None, blocks: str = ""):
         self.files = files
         self.split_bytes = split_bytes
         self.fmt = fmt
         self.events = events
-        self.blocks = blocks  # BLOCK rows of line files (``read_blocks``), for a decode in the JVM
+        # For a decode in the JVM: "lines", BLOCK rows of line files (``read_blocks``); "avro", AVRO_BLOCK rows of
+        # container files (``read_avro_blocks``)
+        self.blocks = blocks
 
     def partitions(self):
         return plan_partitions(self.files, self.split_bytes)
 
     def read(self, partition):
+        if self.blocks == "avro":
+            from cdc_codecs import get_codec
+
+            for cols in read_avro_blocks(partition.path, get_codec(self.fmt)):
+                yield pa.RecordBatch.from_pydict(cols, schema=AVRO_BLOCK_ARROW)
+            return
         if self.blocks:
             for cols in read_blocks(partition.path, partition.span):
                 yield pa.RecordBatch.from_pydict(cols, schema=BLOCK_ARROW)
@@ -437,7 +519,7 @@ class ArchiveFiles(DataSource):
 
     def schema(self):
         if self.options.get("blocks"):
-            return BLOCK_SPARK
+            return AVRO_BLOCK_SPARK if self.options["blocks"] == "avro" else BLOCK_SPARK
         if self.options.get("events"):
             return COUNTED_SPARK
         return DECODED_SPARK if self.options.get("format") else RAW_SPARK
@@ -447,7 +529,7 @@ class ArchiveFiles(DataSource):
         events = self.options.get("events")
         return _ArchiveReader(orjson.loads(self.options["files"]), int(split) if split else None,
                               self.options.get("format") or None,
-                              EventsHere(**orjson.loads(events)) if events else None, bool(self.options.get("blocks")))
+                              EventsHere(**orjson.loads(events)) if events else None, self.options.get("blocks") or "")
 
 
 def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None = None,
@@ -460,11 +542,15 @@ def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None 
     reader = spark.read.format("cdc_archive").option("files", orjson.dumps(files).decode())
     if split_bytes:
         reader = reader.option("splitBytes", str(split_bytes))
-    if events is not None and fmt and all(layout_of(f) == "lines" for f in files):
+    if events is not None and fmt and files:
         from cdc_jobs.transforms import jvm_decode
 
-        if jvm_decode.runs(spark, fmt, files):
-            return jvm_decode.decode_blocks(reader.option("blocks", "true").load(), fmt, events)
+        layouts = {layout_of(f) for f in files}
+        if layouts == {"lines"} and jvm_decode.runs(spark, fmt, files):
+            return jvm_decode.decode_blocks(reader.option("blocks", "lines").load(), fmt, events)
+        if layouts == {"avro"} and jvm_decode.runs(spark, fmt, files, "avro"):
+            return jvm_decode.decode_avro_blocks(reader.option("blocks", "avro").option("format", fmt).load(), fmt,
+                                                 events)
     if fmt:
         reader = reader.option("format", fmt)
     if events is not None:

@@ -17,6 +17,7 @@ from __future__ import annotations
 from functools import lru_cache
 from typing import TYPE_CHECKING, Iterator
 
+import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import DataFrame, SparkSession
@@ -24,7 +25,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from cdc_codecs import get_codec
-from cdc_codecs.base import jvm_twin
+from cdc_codecs.base import jvm_container_twins, jvm_twin
 from cdc_codecs.event_schema import DECODED_ARROW
 from cdc_codecs.shared.plain_rows import DECODED_ROW, RECORD_AT, TWIN_FIELDS, data_row
 
@@ -43,17 +44,21 @@ LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
 # 1 MB 13.9-14.2 s vs 12.9-13.4 s (registering the jar, a cold JIT), 500 MB 29.1-30.7 s vs 29.0-30.4 s (even),
 # 2 GB 62.4-65.4 s vs 71.1-71.9 s. A warm session gains from about 200 MB on; a replay is mostly a fresh one.
 MIN_BYTES = 512 * 1024 * 1024
+# Avro container archives: fastavro's read costs far more than a JSON line's parse, so the JVM gains sooner.
+MIN_AVRO_BYTES = 64 * 1024 * 1024
 
 
-def runs(spark: SparkSession, fmt: str, files: list[str]) -> bool:
-    """Whether this session decodes ``fmt`` in the JVM: its codec has a twin, the archive's line ``files`` are big
-    enough to gain from it (``MIN_BYTES``) or ``CDC_REPLAY_JVM_DECODE=on`` says so, and the jar is in the session."""
+def runs(spark: SparkSession, fmt: str, files: list[str], layout: str = "lines") -> bool:
+    """Whether this session decodes ``fmt`` in the JVM: its codec has a twin for the archive's ``layout`` ("lines":
+    ``jvm_plain_decoder``; "avro": container twins), the ``files`` are big enough to gain from it (``MIN_BYTES``,
+    ``MIN_AVRO_BYTES``) or ``CDC_REPLAY_JVM_DECODE=on`` says so, and the jar is in the session."""
     from cdc_jobs import jvm
 
     mode = jvm.mode()
-    if mode == "off" or jvm_twin(get_codec(fmt)) is None:
+    codec = get_codec(fmt)
+    if mode == "off" or not (jvm_container_twins(codec) if layout == "avro" else jvm_twin(codec)):
         return False
-    if mode == "auto" and not _at_least(files, MIN_BYTES):
+    if mode == "auto" and not _at_least(files, MIN_AVRO_BYTES if layout == "avro" else MIN_BYTES):
         return False
     return jvm.available(spark)
 
@@ -78,6 +83,110 @@ def decode_blocks(blocks: DataFrame, fmt: str, events: "EventsHere") -> DataFram
     twin = jvm_twin(get_codec(fmt))
     lines = F.call_function(LINE_BLOCK_DECODE, F.lit(twin), F.col("first_line"), F.col("value"))
     return blocks.select("pos_source", lines.alias("lines")).mapInArrow(_finish(fmt, events), COUNTED_SPARK)
+
+
+def decode_avro_blocks(blocks: DataFrame, fmt: str, events: "EventsHere") -> DataFrame:
+    """AVRO_BLOCK rows (``cdc_jobs.io.files.read_avro_blocks``) -> the COUNTED rows of ``EventsHere.write``."""
+    from cdc_jobs.jvm import AVRO_BLOCK_DECODE
+
+    records = F.call_function(AVRO_BLOCK_DECODE, F.col("twin"), F.col("first_line"), F.col("value"))
+    return blocks.select("pos_source", "first_line", "writer_schema", records.alias("lines")) \
+        .mapInArrow(_finish_avro(fmt, events), COUNTED_SPARK)
+
+
+def _finish_avro(fmt: str, events: "EventsHere"):
+    def finish(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from pyspark import TaskContext
+
+        yield from events.write_task(TaskContext.get().partitionId(), avro_decoded(fmt, batches))
+    return finish
+
+
+def avro_decoded(fmt: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """AvroBlockDecode's rows -> DECODED batches in record order. Where the twin could not tell the records apart
+    (or a row says so), the Python reader reads the rest of that file (``read_avro``), and the file's later rows
+    are passed over: what follows is then exactly what the reader gives without the JVM."""
+    from cdc_jobs.io.files import read_avro
+    from cdc_jobs.transforms.decode import decode_columns
+
+    taken_over: set[str] = set()
+    for batch in batches:
+        for i in range(batch.num_rows):
+            path = batch.column("pos_source")[i].as_py()
+            if path in taken_over:
+                continue
+            stream = batch.column("lines")[i]
+            over = batch.column("first_line")[i].as_py()
+            if stream.is_valid:
+                lines = _stream_rows(stream)
+                handover = pc.and_(pc.is_null(lines.column("value")), pc.is_null(lines.column("op")))
+                if pc.any(handover).as_py():
+                    over = pc.min(pc.filter(lines.column("pos_offset"), handover)).as_py()
+                    lines = lines.filter(pc.less(lines.column("pos_offset"), over))
+                else:
+                    over = None
+                if lines.num_rows:
+                    lines = lines.add_column(0, "pos_source", pa.repeat(pa.scalar(path), lines.num_rows))
+                    got, failed = _avro_records(fmt, lines, batch.column("writer_schema")[i].as_py())
+                    if got.num_rows:
+                        yield got
+                    if failed is not None:
+                        over = failed
+            if over is not None:
+                taken_over.add(path)
+                yield from decode_columns(fmt, read_avro(path, get_codec(fmt), skip=over - 1))
+
+
+def _stream_rows(stream: pa.Scalar) -> pa.RecordBatch:
+    lines = pa.ipc.open_stream(stream.as_buffer()).read_all()
+    if tuple(lines.column_names) != LINE_FIELDS:  # a jar built from other sources than this package's
+        raise RuntimeError(f"AvroBlockDecode wrote columns {lines.column_names}, expected {list(LINE_FIELDS)}")
+    if not lines.num_rows:
+        return pa.RecordBatch.from_pylist([], schema=lines.schema)
+    return lines.combine_chunks().to_batches()[0]
+
+
+def _avro_records(fmt: str, lines: pa.RecordBatch, writer_schema: str) -> tuple[pa.RecordBatch, int | None]:
+    """(DECODED rows of a block's records up to the first that fastavro cannot read, that record's number or
+    None). The declined records reach the codec as ``read_avro`` hands them: the datum its container decoder's
+    schema reads."""
+    failed: list[int] = []
+
+    def decline(raw: pa.RecordBatch) -> list[pa.RecordBatch]:
+        import io
+
+        import fastavro
+
+        from cdc_codecs.shared.avro import NAMED_TYPES
+        from cdc_jobs.io.files import avro_records
+        from cdc_jobs.transforms.decode import decode_columns
+
+        decoder = _container_decoder(fmt, writer_schema)
+        numbers, values, datums = [], [], []
+        for number, value in zip(raw.column("pos_offset").to_pylist(), raw.column("value").to_pylist()):
+            try:
+                datum = fastavro.schemaless_reader(io.BytesIO(value), decoder.schema, None, **NAMED_TYPES)
+            except Exception:  # noqa: BLE001 - read_avro names it, from this record on
+                failed.append(number)
+                break
+            numbers.append(number)
+            values.append(value)
+            datums.append((decoder, datum))
+        return list(decode_columns(fmt, [avro_records(raw.column("pos_source")[0].as_py(), numbers, values,
+                                                      datums)])) if numbers else []
+
+    merged = _merged(fmt, "avro", lines, decline)
+    if failed:
+        merged = merged.filter(pc.less(merged.column("pos_offset"), failed[0]))
+    return merged, failed[0] if failed else None
+
+
+@lru_cache(maxsize=64)
+def _container_decoder(fmt: str, writer_schema: str):
+    decoder = get_codec(fmt).container_decoder(orjson.loads(writer_schema))
+    if decoder is None:  # read_avro_blocks hands a twin only the files whose layout has one
+        raise RuntimeError(f"{fmt}: no container decoder for the writer schema of a file the JVM decoded")
+    return decoder
 
 
 def _finish(fmt: str, events: "EventsHere"):
@@ -105,20 +214,28 @@ def block_lines(blocks: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
 def decoded(fmt: str, lines: pa.RecordBatch) -> pa.RecordBatch:
     """A batch of LineBlockDecode's rows -> DECODED rows in line order: the declined lines decoded by the codec,
     the twin's rows completed."""
-    declined = pc.is_valid(lines.column("value"))
-    parts = []
-    if pc.any(declined).as_py():
+    def decline(raw: pa.RecordBatch) -> list[pa.RecordBatch]:
         from cdc_jobs.io.files import line_records
         from cdc_jobs.transforms.decode import decode_columns
 
-        raw = lines.filter(declined)
-        parts.extend(decode_columns(fmt, [line_records(*(raw.column(c).to_pylist()
-                                                          for c in ("pos_source", "pos_offset", "value")))]))
+        return list(decode_columns(fmt, [line_records(*(raw.column(c).to_pylist()
+                                                         for c in ("pos_source", "pos_offset", "value")))]))
+
+    return _merged(fmt, "lines", lines, decline)
+
+
+def _merged(fmt: str, layout: str, lines: pa.RecordBatch, decline) -> pa.RecordBatch:
+    """A twin's rows -> DECODED rows in message order: the declined messages decoded by ``decline`` (rows ->
+    DECODED batches), the twin's rows completed."""
+    declined = pc.is_valid(lines.column("value"))
+    parts = []
+    if pc.any(declined).as_py():
+        parts.extend(decline(lines.filter(declined)))
         took = lines.filter(pc.invert(declined))
     else:
         took = lines
     if took.num_rows:
-        parts.append(completed(fmt, took))
+        parts.append(completed(fmt, took, layout))
     if len(parts) == 1:
         return parts[0]
     table = pa.Table.from_batches(parts, schema=DECODED_ARROW)
@@ -127,17 +244,18 @@ def decoded(fmt: str, lines: pa.RecordBatch) -> pa.RecordBatch:
     return table.combine_chunks().to_batches()[0] if table.num_rows else parts[0]
 
 
-# The fields of a completed row that come from LineBlockDecode's columns; the others are the same on every row.
+# The fields of a completed row that come from the adapter's columns; the others are the same on every row.
 _GIVEN = frozenset(TWIN_FIELDS) | {"pos_source", "pos_offset"}
 
 
 @lru_cache(maxsize=None)
-def _line_constants(fmt: str) -> dict[str, object]:
-    """The DECODED fields a twin leaves out, as the Python fast path sets them for a plain event of a line: a line's
-    RAW columns (``line_records``) through ``data_row``, so the two paths cannot drift apart."""
-    from cdc_jobs.io.files import line_records
+def _constants(fmt: str, layout: str) -> dict[str, object]:
+    """The DECODED fields a twin leaves out, as the Python fast path sets them for a plain event of a line or an
+    Avro record: its RAW columns as the file's reader gives them (``line_records``, ``avro_records``) through
+    ``data_row``, so the two paths cannot drift apart."""
+    from cdc_jobs.io.files import avro_records, line_records
 
-    raw = line_records([""], [1], [b""])
+    raw = avro_records("", [1], [b""], []) if layout == "avro" else line_records([""], [1], [b""])
     at = tuple(raw[c][0] for c in RECORD_AT)
     row = data_row(fmt, "INSERT", None, None, None, None, [], (), None, (), at, 0, None, True)
     return {name: value for name, value in zip(DECODED_ROW, row) if name not in _GIVEN}
@@ -147,9 +265,10 @@ def _constant(value, type_: pa.DataType, n: int) -> pa.Array:
     return pa.nulls(n, type_) if value is None else pa.repeat(pa.scalar(value, type_), n)
 
 
-def completed(fmt: str, took: pa.RecordBatch) -> pa.RecordBatch:
-    """The twin's rows as DECODED rows: its fields, and the rest as ``data_row`` sets them for a line."""
-    constants = _line_constants(fmt)
+def completed(fmt: str, took: pa.RecordBatch, layout: str = "lines") -> pa.RecordBatch:
+    """The twin's rows as DECODED rows: its fields, and the rest as ``data_row`` sets them for a message of the
+    ``layout``."""
+    constants = _constants(fmt, layout)
     arrays = [took.column(f.name).cast(f.type) if f.name in _GIVEN else _constant(constants[f.name], f.type,
                                                                                    took.num_rows)
               for f in DECODED_ARROW]

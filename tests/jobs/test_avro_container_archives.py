@@ -147,3 +147,73 @@ def _as_datetime(millis: int):
     from datetime import datetime, timedelta, timezone
 
     return datetime(1970, 1, 1, tzinfo=timezone.utc) + timedelta(milliseconds=millis)
+
+
+# -- read in the JVM --------------------------------------------------------------------------------------------
+# Where the replay decodes a container archive in the JVM (``cdc_jobs.transforms.jvm_decode``: the file read as
+# framed blocks, the records decoded by the codec's twin, declined ones by the codec, unreadable ones from there on
+# by ``read_avro``), a user must get exactly what the Python reader gives.
+
+def _containers(tmp_path: Path) -> dict[str, tuple[str, Path]]:
+    good = _datums("dts-avro", RECORD15)
+    day = _day_datums()
+    out = {
+        "dts-15-fields": ("dts-avro", _container(tmp_path / "a.avro", RECORD15, (good + day) * 3)),
+        "dts-14-fields-deflate": ("dts-avro", _container(tmp_path / "b.avro", RECORD14,
+                                                         _datums("dts-avro", RECORD14) * 3, "deflate")),
+        "oms (no twin)": ("oms-avro", _container(tmp_path / "c.avro", OMS_SCHEMA, _datums("oms-avro", OMS_SCHEMA))),
+        "another schema": ("dts-avro", _container(tmp_path / "d.avro", OMS_SCHEMA, _datums("oms-avro", OMS_SCHEMA))),
+        "a record the codec rejects": ("dts-avro", _container(tmp_path / "e.avro", RECORD15,
+                                                              day[:5] + [dict(day[0], version=2**40)] + day[5:9])),
+    }
+    cut = _container(tmp_path / "f.avro", RECORD15, day * 3)
+    cut.write_bytes(cut.read_bytes()[: cut.stat().st_size * 2 // 3])
+    out["a cut container"] = ("dts-avro", cut)
+    # a string that is not UTF-8 inside a block: fastavro cannot read that record, so neither may the twin
+    broken = _container(tmp_path / "g.avro", RECORD15, day * 2)
+    data = broken.read_bytes()
+    at = data.index(b"shop.", len(data) // 2)
+    broken.write_bytes(data[:at] + b"\xff" + data[at + 1:])
+    out["a record fastavro cannot read"] = ("dts-avro", broken)
+    return out
+
+
+def _day_datums() -> list[dict]:
+    """A simulated day of two plain MySQL tables as DTS records: what the twin decodes itself."""
+    from cdc_jobs.commands.sample import simulate
+
+    w = simulate(5, "2024-01-01", rows=30, changes=300)
+    return [avro_loads(RECORD15, m.value)[0] for e in w.snapshot + w.changes for m in get_codec("dts-avro").encode([e])]
+
+
+def _in_the_jvm(spark, fmt: str, path: Path) -> list[dict]:
+    """What the replay's decode step gives where it reads the container in the JVM."""
+    from pyspark.sql import functions as F
+
+    from cdc_jobs import jvm
+    from cdc_jobs.io.files import AVRO_BLOCK_ARROW, AVRO_BLOCK_SPARK, read_avro_blocks
+    from cdc_jobs.transforms.jvm_decode import avro_decoded
+
+    assert jvm.available(spark), "the JVM side did not build (javac missing?)"
+    rows = [r for cols in read_avro_blocks(str(path), get_codec(fmt))
+            for r in pa.RecordBatch.from_pydict(cols, schema=AVRO_BLOCK_ARROW).to_pylist()]
+    streams = spark.createDataFrame(rows, schema=AVRO_BLOCK_SPARK).coalesce(1).select(
+        "pos_source", "first_line", "writer_schema",
+        F.call_function(jvm.AVRO_BLOCK_DECODE, F.col("twin"), F.col("first_line"), F.col("value")).alias("lines"),
+    ).toArrow()
+    return [r for b in avro_decoded(fmt, iter(streams.to_batches())) for r in b.to_pylist()]
+
+
+@pytest.mark.spark
+@pytest.mark.parametrize("block_bytes", [1, 1 << 20], ids=["a block a row", "blocks together"])
+def test_a_container_read_in_the_jvm_gives_what_the_python_reader_gives(spark, tmp_path, monkeypatch, block_bytes):
+    from cdc_jobs.io import files
+
+    monkeypatch.setattr(files, "BLOCK_BYTES", block_bytes)
+    taken = 0
+    for case, (fmt, path) in _containers(tmp_path).items():
+        python = _in_one_step(fmt, path)
+        jvm = _in_the_jvm(spark, fmt, path)
+        assert jvm == python, case
+        taken += sum(r["dl_reason"] is None for r in jvm)
+    assert taken > 1000

@@ -117,3 +117,58 @@ def test_by_default_only_an_archive_big_enough_to_gain_decodes_in_the_jvm(spark,
     monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "fast")
     assert replay("typo") != 0 and calls == [1]
     assert "CDC_REPLAY_JVM_DECODE='fast': expected one of auto, on, off" in capsys.readouterr().err
+
+
+@pytest.fixture(scope="module")
+def avro_archive(tmp_path_factory) -> Path:
+    """A DTS Avro container archive: a full sync and a day of changes, one file with records the twin declines
+    (a Float column, an int past 32 bits: a dead letter) and one cut short."""
+    import fastavro
+
+    from cdc_codecs import get_codec
+    from cdc_codecs.dts.dts_avro import NS, RECORD15
+    from cdc_codecs.shared.avro import avro_loads
+
+    root = tmp_path_factory.mktemp("avro_archive")
+    w = simulate(11, "2024-01-01", rows=40, changes=300)
+    codec = get_codec("dts-avro")
+
+    def datums(events):
+        return [avro_loads(RECORD15, m.value)[0] for e in events for m in codec.encode([e])]
+
+    def write(path: Path, records: list[dict]) -> Path:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "wb") as fh:
+            fastavro.writer(fh, RECORD15, records, codec="deflate", sync_interval=2000)
+        return path
+
+    write(root / "full" / "part-00000.avro", datums(w.snapshot))
+    changes = datums(w.changes)
+    odd = [dict(changes[3], version=2**40),
+           dict(changes[4], afterImages=[(f"{NS}.Float", {"value": 1.5, "precision": 3, "scale": 1})]
+                + changes[4]["afterImages"][1:])]
+    write(root / "incremental" / "part-00000.avro", changes[:3] + odd + changes[5:150])
+    cut = write(root / "incremental" / "part-00001.avro", changes[150:])
+    cut.write_bytes(cut.read_bytes()[: cut.stat().st_size * 3 // 4])
+    return root
+
+
+@pytest.mark.parametrize("to_format", [None, "oms-default"])
+def test_an_avro_replay_in_the_jvm_gives_what_the_python_path_gives(spark, avro_archive, tmp_path, monkeypatch,
+                                                                     to_format):
+    calls = []
+    monkeypatch.setattr(jvm_decode, "decode_avro_blocks",
+                        lambda *a, _f=jvm_decode.decode_avro_blocks: calls.append(1) or _f(*a))
+    extra = ["--to-format", to_format] if to_format else []
+    monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "on")  # the archive is far below jvm_decode.MIN_AVRO_BYTES
+    assert cli.main(["replay", "--source", str(avro_archive), "--format", "dts-avro", "--out",
+                     str(tmp_path / "jvm"), "--max-dead-letters", "10", *extra]) == 0
+    assert calls == [1], "the replay did not decode in the JVM"
+    monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "off")
+    assert cli.main(["replay", "--source", str(avro_archive), "--format", "dts-avro", "--out",
+                     str(tmp_path / "python"), "--max-dead-letters", "10", *extra]) == 0
+    assert calls == [1]
+    jvm_out, python_out = outputs(tmp_path / "jvm"), outputs(tmp_path / "python")
+    assert jvm_out["counts"]["dead_letters"] == 2 and len(jvm_out["events"]) > 300
+    assert ("encoded" in jvm_out) == bool(to_format)
+    assert jvm_out == python_out

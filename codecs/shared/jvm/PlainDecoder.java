@@ -11,9 +11,10 @@ import java.util.List;
  * Python fast path, row for row.
  */
 public interface PlainDecoder {
-    /** Names of the values of one row, in order (the DECODED fields a fast path sets; the rest are constant). */
+    /** Names of the values of one row, in order (the DECODED fields a fast path sets; the rest are constant). A row
+     *  may leave off the last, transaction_id (null). */
     String[] FIELDS = {"op", "database", "table", "table_name", "before", "after", "columns", "primary_key",
-            "event_time_ms", "sequence", "pos_index", "vendor", "first_of_record"};
+            "event_time_ms", "sequence", "pos_index", "vendor", "first_of_record", "transaction_id"};
 
     /**
      * The rows of the message in {@code buf[off, off + len)}, each an Object[] in {@link #FIELDS} order:
