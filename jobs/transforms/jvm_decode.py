@@ -44,8 +44,10 @@ LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
 # 1 MB 13.9-14.2 s vs 12.9-13.4 s (registering the jar, a cold JIT), 500 MB 29.1-30.7 s vs 29.0-30.4 s (even),
 # 2 GB 62.4-65.4 s vs 71.1-71.9 s. A warm session gains from about 200 MB on; a replay is mostly a fresh one.
 MIN_BYTES = 512 * 1024 * 1024
-# Avro container archives: fastavro's read costs far more than a JSON line's parse, so the JVM gains sooner.
-MIN_AVRO_BYTES = 64 * 1024 * 1024
+# Avro container archives gain much sooner: fastavro's read of a record costs several times a JSON line's parse.
+# Fresh ``cdc-replay replay`` processes of dts-avro (bench records), JVM vs Python: 2.3 MB 17.1-18.2 s vs
+# 17.3-17.6 s (even), 23 MB 20.2-20.6 s vs 24.9-27.7 s, 68 MB 28.1-28.3 s vs 37.4-39.1 s.
+MIN_AVRO_BYTES = 8 * 1024 * 1024
 
 
 def runs(spark: SparkSession, fmt: str, files: list[str], layout: str = "lines") -> bool:
