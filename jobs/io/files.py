@@ -11,7 +11,9 @@ Three layouts, told apart by file name:
 - anything else: JSON lines, one message per line (``.gz`` decompressed); position = file + line (1-based).
 
 A replay of line files whose format has a JVM twin of its decode fast path reads them as blocks of whole lines
-instead (``read_blocks``), which the JVM splits, numbers and decodes (``cdc_jobs.transforms.jvm_decode``).
+instead (``read_blocks``), which the JVM splits, numbers and decodes (``cdc_jobs.transforms.jvm_decode``); of
+Avro container files whose layout has one, as framed container blocks (``read_avro_blocks``), whose records the
+JVM reads and decodes.
 """
 
 from __future__ import annotations

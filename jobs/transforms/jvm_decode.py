@@ -1,5 +1,6 @@
 """The decode step where the messages are in the JVM: line files of a format whose codec has a JVM twin of its
-fast path (``Codec.jvm_plain_decoder``, built by ``cdc_jobs.jvm``).
+fast path (``Codec.jvm_plain_decoder``, built by ``cdc_jobs.jvm``), and Avro container files of a layout whose
+container fast path has one (``ContainerDecoder.jvm_rows``).
 
 The file reader's tasks hand Spark blocks of whole lines (``cdc_jobs.io.files.read_blocks``: no Python work per
 line). ``LineBlockDecode`` (``jobs/transforms/jvm/``) splits and numbers the lines as the Python reader does and
@@ -10,6 +11,12 @@ Python tasks after it (``_finish``) read the streams without copying, decode the
 (no Python object per row), and write events/ and the COUNTED rows as the Python path does
 (``EventsHere.write_task``). The rows are the ones the Python path
 gives (``tests/jobs/test_jvm_decode.py``); only where the time goes changes (``bench/RESULTS.md``).
+
+Container files go the same way with ``AvroBlockDecode`` (``cdc_jobs.io.files.read_avro_blocks`` frames their
+blocks; ``avro_decoded`` finishes): the declined records reach the codec as the datum ``read_avro`` would have
+made, and where the twin cannot tell the bytes apart as records, ``read_avro`` reads the rest of that file, so
+that what follows, dead letters and their wording included, is what the Python reader gives
+(``tests/jobs/test_avro_container_archives.py``).
 """
 
 from __future__ import annotations
