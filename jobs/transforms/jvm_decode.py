@@ -41,7 +41,7 @@ from cdc_jobs.schemas import COUNTED_SPARK
 if TYPE_CHECKING:
     from cdc_jobs.io.files import EventsHere
 
-# LineBlockDecode's result: one Arrow IPC stream per block (its columns: ``LINE_FIELDS``).
+# The adapters' result (LineBlockDecode, AvroBlockDecode): one Arrow IPC stream per block (columns: ``LINE_FIELDS``).
 LINE_SPARK = T.BinaryType()
 LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
 
@@ -147,9 +147,10 @@ def avro_decoded(fmt: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Rec
 
 
 def _stream_rows(stream: pa.Scalar) -> pa.RecordBatch:
+    """An adapter's Arrow IPC stream (``TwinRows``) as one batch, read without copying."""
     lines = pa.ipc.open_stream(stream.as_buffer()).read_all()
     if tuple(lines.column_names) != LINE_FIELDS:  # a jar built from other sources than this package's
-        raise RuntimeError(f"AvroBlockDecode wrote columns {lines.column_names}, expected {list(LINE_FIELDS)}")
+        raise RuntimeError(f"the JVM adapter wrote columns {lines.column_names}, expected {list(LINE_FIELDS)}")
     if not lines.num_rows:
         return pa.RecordBatch.from_pylist([], schema=lines.schema)
     return lines.combine_chunks().to_batches()[0]
@@ -212,11 +213,8 @@ def block_lines(blocks: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
     """Each block's rows (LineBlockDecode's stream, read without copying), with the block's ``pos_source``."""
     sources, streams = blocks.column("pos_source"), blocks.column("lines")
     for i in range(blocks.num_rows):
-        lines = pa.ipc.open_stream(streams[i].as_buffer()).read_all()
-        if tuple(lines.column_names) != LINE_FIELDS:  # a jar built from other sources than this package's
-            raise RuntimeError(f"LineBlockDecode wrote columns {lines.column_names}, expected {list(LINE_FIELDS)}")
+        lines = _stream_rows(streams[i])
         if lines.num_rows:
-            lines = lines.combine_chunks().to_batches()[0]
             yield lines.add_column(0, "pos_source", pa.repeat(sources[i], lines.num_rows))
 
 

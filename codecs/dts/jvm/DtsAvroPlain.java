@@ -467,14 +467,18 @@ public class DtsAvroPlain implements RecordDecoder {
             more = true;
             string(vendor, names[i]);
             switch (t.kind) {
-                case INTEGER: vendor.append(":{\"kind\":\"Integer\",\"precision\":").append(t.precision).append('}'); break;
+                case INTEGER:
+                    vendor.append(":{\"kind\":\"Integer\",\"precision\":").append(t.precision).append('}');
+                    break;
                 case CHARACTER:
                     vendor.append(":{\"kind\":\"Character\",\"charset\":");
                     string(vendor, t.charset);
                     vendor.append('}');
                     break;
                 case DECIMAL: vendor.append(":{\"kind\":\"Decimal\"}"); break;
-                default: vendor.append(t.millisNull ? ":{\"kind\":\"DateTime\",\"millis_null\":true}" : ":{\"kind\":\"DateTime\"}");
+                default:
+                    vendor.append(t.millisNull ? ":{\"kind\":\"DateTime\",\"millis_null\":true}"
+                            : ":{\"kind\":\"DateTime\"}");
             }
         }
         if (more) vendor.append('}');
@@ -664,7 +668,8 @@ public class DtsAvroPlain implements RecordDecoder {
                 case '\f': out.append("\\f"); break;
                 default:
                     if (ch < 0x20) {
-                        out.append("\\u00").append(Character.forDigit(ch >> 4, 16)).append(Character.forDigit(ch & 15, 16));
+                        out.append("\\u00").append(Character.forDigit(ch >> 4, 16))
+                                .append(Character.forDigit(ch & 15, 16));
                     } else {
                         out.append(ch);
                     }
