@@ -1,5 +1,6 @@
 package cdcreplay.codecs.canal;
 
+import cdcreplay.codecs.OrjsonText;
 import cdcreplay.codecs.PlainDecoder;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
@@ -219,13 +220,13 @@ public final class CanalJsonPlain implements PlainDecoder {
         for (int i = 0; i < data.size(); i++) {
             Map<String, Object> cells = (Map<String, Object>) data.get(i);
             StringBuilder vendor = new StringBuilder(64).append("{\"type\":");
-            quote(vendor, kindText);
+            OrjsonText.quote(vendor, kindText);
             if (srids != null && !srids.get(i).isEmpty()) {
                 vendor.append(",\"srid\":{");
                 boolean firstSrid = true;
                 for (Map.Entry<String, Long> e : srids.get(i).entrySet()) {
                     if (!firstSrid) vendor.append(',');
-                    quote(vendor, e.getKey());
+                    OrjsonText.quote(vendor, e.getKey());
                     vendor.append(':').append(e.getValue());
                     firstSrid = false;
                 }
@@ -241,7 +242,7 @@ public final class CanalJsonPlain implements PlainDecoder {
                     if (!cells.containsKey(e.getKey())) throw BAIL;  // a warning: Python writes it
                     b.put(e.getKey(), e.getValue() == NULL ? null : (String) e.getValue());
                     if (!first) vendor.append(',');
-                    quote(vendor, e.getKey());
+                    OrjsonText.quote(vendor, e.getKey());
                     first = false;
                 }
                 vendor.append(']');
@@ -290,9 +291,9 @@ public final class CanalJsonPlain implements PlainDecoder {
             if (!same) {
                 if (out.length() > 0) out.append(',');
                 out.append("[[");
-                quote(out, key);
+                OrjsonText.quote(out, key);
                 out.append("],");
-                quote(out, literal(value));
+                OrjsonText.quote(out, literal(value));
                 out.append(']');
             }
         }
@@ -300,7 +301,7 @@ public final class CanalJsonPlain implements PlainDecoder {
             if (!key.equals("data") && !key.equals("old") && !msg.containsKey(key)) {
                 if (out.length() > 0) out.append(',');
                 out.append("[[");
-                quote(out, key);
+                OrjsonText.quote(out, key);
                 out.append("],null]");
             }
         }
@@ -321,13 +322,13 @@ public final class CanalJsonPlain implements PlainDecoder {
         } else if (v instanceof Boolean || v instanceof Long) {
             b.append(v);
         } else if (v instanceof String) {
-            quote(b, (String) v);
+            OrjsonText.quote(b, (String) v);
         } else if (v instanceof Map) {
             b.append('{');
             boolean first = true;
             for (Map.Entry<String, Object> e : ((Map<String, Object>) v).entrySet()) {
                 if (!first) b.append(',');
-                quote(b, e.getKey());
+                OrjsonText.quote(b, e.getKey());
                 b.append(':');
                 json(b, e.getValue());
                 first = false;
@@ -406,27 +407,6 @@ public final class CanalJsonPlain implements PlainDecoder {
         String frac = m.group(7);
         return frac == null ? Long.toString(seconds)
                 : new BigDecimal(seconds).add(new BigDecimal("0." + frac)).toPlainString();
-    }
-
-    /** A JSON string as orjson writes it. */
-    private static void quote(StringBuilder b, String s) {
-        b.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            switch (c) {
-                case '"': b.append("\\\""); break;
-                case '\\': b.append("\\\\"); break;
-                case '\n': b.append("\\n"); break;
-                case '\r': b.append("\\r"); break;
-                case '\t': b.append("\\t"); break;
-                case '\b': b.append("\\b"); break;
-                case '\f': b.append("\\f"); break;
-                default:
-                    if (c < 0x20) b.append(String.format("\\u%04x", (int) c));
-                    else b.append(c);
-            }
-        }
-        b.append('"');
     }
 
     // ------------------------------------------------------------------------------------------ declared

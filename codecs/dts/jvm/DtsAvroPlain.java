@@ -1,5 +1,6 @@
 package cdcreplay.codecs.dts;
 
+import cdcreplay.codecs.OrjsonText;
 import cdcreplay.codecs.RecordDecoder;
 import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
@@ -427,21 +428,21 @@ public class DtsAvroPlain implements RecordDecoder {
         StringBuilder vendor = new StringBuilder(256);
         vendor.append("{\"version\":").append(r.version);
         vendor.append(",\"sourcePosition\":");
-        string(vendor, r.sourcePosition);
+        OrjsonText.quote(vendor, r.sourcePosition);
         vendor.append(",\"safeSourcePosition\":");
-        string(vendor, r.safeSourcePosition);
+        OrjsonText.quote(vendor, r.safeSourcePosition);
         vendor.append(",\"source\":{\"sourceType\":");
-        string(vendor, SOURCE_TYPES[r.sourceType]);
+        OrjsonText.quote(vendor, SOURCE_TYPES[r.sourceType]);
         vendor.append(",\"version\":");
-        string(vendor, r.sourceVersion);
+        OrjsonText.quote(vendor, r.sourceVersion);
         vendor.append("},\"tags\":{");
         boolean more = false;
         for (Map.Entry<String, String> e : r.tags.entrySet()) {
             if (more) vendor.append(',');
             more = true;
-            string(vendor, e.getKey());
+            OrjsonText.quote(vendor, e.getKey());
             vendor.append(':');
-            string(vendor, e.getValue());
+            OrjsonText.quote(vendor, e.getValue());
         }
         vendor.append("},\"born\":");
         vendor.append(born ? Long.toString(r.bornTimestamp) : "null");
@@ -465,14 +466,14 @@ public class DtsAvroPlain implements RecordDecoder {
             if (t == null) continue;
             vendor.append(more ? "," : ",\"specs\":{");
             more = true;
-            string(vendor, names[i]);
+            OrjsonText.quote(vendor, names[i]);
             switch (t.kind) {
                 case INTEGER:
                     vendor.append(":{\"kind\":\"Integer\",\"precision\":").append(t.precision).append('}');
                     break;
                 case CHARACTER:
                     vendor.append(":{\"kind\":\"Character\",\"charset\":");
-                    string(vendor, t.charset);
+                    OrjsonText.quote(vendor, t.charset);
                     vendor.append('}');
                     break;
                 case DECIMAL: vendor.append(":{\"kind\":\"Decimal\"}"); break;
@@ -515,10 +516,10 @@ public class DtsAvroPlain implements RecordDecoder {
                     // image_value gives the column's precision: the value's own is kept for re-encoding
                     if (kept == null) kept = new StringBuilder("{");
                     else kept.append(',');
-                    string(kept, name);
+                    OrjsonText.quote(kept, name);
                     kept.append(":{\"$type\":\"").append(NS).append("Integer\",\"$value\":{\"precision\":")
                             .append(v.precision).append(",\"value\":");
-                    string(kept, v.text);
+                    OrjsonText.quote(kept, v.text);
                     kept.append("}}");
                     break;
                 }
@@ -651,30 +652,5 @@ public class DtsAvroPlain implements RecordDecoder {
         } catch (java.io.IOException | RuntimeException e) {
             return BAILED;
         }
-    }
-
-    /** A JSON string as orjson writes it: only '"', '\\' and control characters escaped. */
-    private static void string(StringBuilder out, String s) {
-        out.append('"');
-        for (int i = 0; i < s.length(); i++) {
-            char ch = s.charAt(i);
-            switch (ch) {
-                case '"': out.append("\\\""); break;
-                case '\\': out.append("\\\\"); break;
-                case '\n': out.append("\\n"); break;
-                case '\r': out.append("\\r"); break;
-                case '\t': out.append("\\t"); break;
-                case '\b': out.append("\\b"); break;
-                case '\f': out.append("\\f"); break;
-                default:
-                    if (ch < 0x20) {
-                        out.append("\\u00").append(Character.forDigit(ch >> 4, 16))
-                                .append(Character.forDigit(ch & 15, 16));
-                    } else {
-                        out.append(ch);
-                    }
-            }
-        }
-        out.append('"');
     }
 }

@@ -26,11 +26,7 @@ public final class AvroBlockDecode implements UDF3<String, Long, byte[], byte[]>
     @Override
     public byte[] call(String decoderClass, Long firstRecord, byte[] blocks) throws Exception {
         if (blocks == null) return null;
-        RecordDecoder decoder = decoders.get(decoderClass);
-        if (decoder == null) {
-            decoder = (RecordDecoder) Class.forName(decoderClass).getDeclaredConstructor().newInstance();
-            decoders.put(decoderClass, decoder);
-        }
+        RecordDecoder decoder = TwinRows.twin(decoders, decoderClass, RecordDecoder.class);
         try (TwinRows rows = new TwinRows()) {
             ByteBuffer frame = ByteBuffer.wrap(blocks);
             long record = firstRecord;

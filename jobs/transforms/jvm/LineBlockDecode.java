@@ -25,11 +25,7 @@ public final class LineBlockDecode implements UDF3<String, Long, byte[], byte[]>
     @Override
     public byte[] call(String decoderClass, Long firstLine, byte[] block) throws Exception {
         if (block == null) return null;
-        PlainDecoder decoder = decoders.get(decoderClass);
-        if (decoder == null) {
-            decoder = (PlainDecoder) Class.forName(decoderClass).getDeclaredConstructor().newInstance();
-            decoders.put(decoderClass, decoder);
-        }
+        PlainDecoder decoder = TwinRows.twin(decoders, decoderClass, PlainDecoder.class);
         try (TwinRows rows = new TwinRows()) {
             long records = 0;
             long line = firstLine;

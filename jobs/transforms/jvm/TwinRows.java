@@ -129,6 +129,16 @@ final class TwinRows implements AutoCloseable {
         count++;
     }
 
+    /** The twin class {@code name}, made once per adapter (an adapter lives as long as its task). */
+    static <T> T twin(Map<String, T> made, String name, Class<T> kind) throws ReflectiveOperationException {
+        T twin = made.get(name);
+        if (twin == null) {
+            twin = kind.cast(Class.forName(name).getDeclaredConstructor().newInstance());
+            made.put(name, twin);
+        }
+        return twin;
+    }
+
     /** The rows as one Arrow IPC stream. */
     byte[] stream(int sizeHint) throws java.io.IOException {
         root.setRowCount(count);
