@@ -395,39 +395,35 @@ def read_avro_blocks(path: str, codec: "Codec") -> Iterator[dict[str, list]]:
     parts: list[bytes] = []  # the blocks of the next row, from record ``first`` on
     size, first = 0, record
     twin = schema = None
+    over = None  # the record from which the Python reader reads the file, if it must
     with storage.open_input(path) as fh:
         try:
             blocks = fastavro.block_reader(fh)
             decoder = codec.container_decoder(blocks.writer_schema)
             twin = decoder.jvm_rows if decoder is not None else None
             if twin is None:
-                raise _NoTwin()
-            schema = orjson.dumps(blocks.writer_schema).decode()
-            for block in blocks:
-                data = block.bytes_.getvalue()
-                parts += (_FRAME.pack(block.num_records, len(data)), data)
-                record += block.num_records
-                size += len(data)
-                if size >= BLOCK_BYTES:
-                    row(first, b"".join(parts), twin, schema)
-                    parts, size, first = [], 0, record
-                    if len(cols["value"]) >= 16:
-                        yield cols
-                        cols = {name: [] for name in AVRO_BLOCK_ARROW.names}
-        except Exception:  # noqa: BLE001 - no twin, or a corrupt container: read_avro names it from here on
-            if parts:
-                row(first, b"".join(parts), twin, schema)
-            row(record, None)
-            yield cols
-            return
+                over = record
+            else:
+                schema = orjson.dumps(blocks.writer_schema).decode()
+                for block in blocks:
+                    data = block.bytes_.getvalue()
+                    parts += (_FRAME.pack(block.num_records, len(data)), data)
+                    record += block.num_records
+                    size += len(data)
+                    if size >= BLOCK_BYTES:
+                        row(first, b"".join(parts), twin, schema)
+                        parts, size, first = [], 0, record
+                        if len(cols["value"]) >= 16:
+                            yield cols
+                            cols = {name: [] for name in AVRO_BLOCK_ARROW.names}
+        except Exception:  # noqa: BLE001 - a corrupt container: read_avro names it from here on
+            over = record
     if parts:
         row(first, b"".join(parts), twin, schema)
+    if over is not None:
+        row(over, None)
     if cols["value"]:
         yield cols
-
-
-class _NoTwin(Exception):
-    """The file's layout has no JVM twin: the Python reader reads it."""
 
 
 def _as_arrow(columns: Iterator[dict[str, list]]) -> Iterator[pa.RecordBatch]:

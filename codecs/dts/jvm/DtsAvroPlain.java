@@ -59,6 +59,9 @@ public class DtsAvroPlain implements RecordDecoder {
     private static final Bail BAIL = new Bail();
 
     private final boolean born;
+    // Strict UTF-8 for every string and Character value: one decoder for the instance (an adapter's, one task's).
+    private final CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
+            .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
 
     public DtsAvroPlain() { this(true); }
 
@@ -75,7 +78,7 @@ public class DtsAvroPlain implements RecordDecoder {
      *  as a varint of any size, and the Python fast path checks the 32-bit range itself). */
     private static final class Item {
         int kind;
-        long precision, scale;        // Integer, Decimal (Float's too, unused)
+        long precision, scale;        // Integer's precision, Decimal's precision and scale
         String text;                  // Integer's and Decimal's value, the charset of a Character
         byte[] bytes;                 // Character's value
         final Long[] dt = new Long[7];  // DateTime: year, month, day, hour, minute, second, millis (null: unset)
@@ -100,10 +103,11 @@ public class DtsAvroPlain implements RecordDecoder {
         final byte[] b;
         int pos;
         final int limit;
-        final CharsetDecoder utf8 = StandardCharsets.UTF_8.newDecoder()
-                .onMalformedInput(CodingErrorAction.REPORT).onUnmappableCharacter(CodingErrorAction.REPORT);
+        final CharsetDecoder utf8;
 
-        Cursor(byte[] b, int pos, int limit) { this.b = b; this.pos = pos; this.limit = limit; }
+        Cursor(byte[] b, int pos, int limit, CharsetDecoder utf8) {
+            this.b = b; this.pos = pos; this.limit = limit; this.utf8 = utf8;
+        }
 
         long readLong() {
             long n = 0;
@@ -273,7 +277,7 @@ public class DtsAvroPlain implements RecordDecoder {
     @Override
     public int recordEnd(byte[] buf, int off, int limit) {
         try {
-            Cursor c = new Cursor(buf, off, limit);
+            Cursor c = new Cursor(buf, off, limit, utf8);
             Rec r = read(c);
             lastBuf = buf;
             lastOff = off;
@@ -293,7 +297,7 @@ public class DtsAvroPlain implements RecordDecoder {
             r = lastRec;
         } else {
             try {
-                Cursor c = new Cursor(buf, off, off + len);
+                Cursor c = new Cursor(buf, off, off + len, utf8);
                 r = read(c);
                 if (c.pos != off + len) return null;  // bytes left over: not one record
             } catch (Broken e) {
@@ -495,7 +499,7 @@ public class DtsAvroPlain implements RecordDecoder {
 
     /** One side's cells (``_image``), filled into {@code out}; the JSON of the values kept for re-encoding, or
      *  null when none is. */
-    private static String image(Item[] image, String[] names, Typed[] typed, Map<String, String> out) {
+    private String image(Item[] image, String[] names, Typed[] typed, Map<String, String> out) {
         StringBuilder kept = null;
         for (int i = 0; i < image.length; i++) {
             Item v = image[i];
@@ -538,9 +542,7 @@ public class DtsAvroPlain implements RecordDecoder {
                     break;
                 case CHARACTER: {
                     if (!UTF8_NAMES.contains(v.text)) throw BAIL;
-                    String text = utf8(v.bytes, 0, v.bytes.length, StandardCharsets.UTF_8.newDecoder()
-                            .onMalformedInput(CodingErrorAction.REPORT)
-                            .onUnmappableCharacter(CodingErrorAction.REPORT));
+                    String text = utf8(v.bytes, 0, v.bytes.length, utf8);
                     if (text == null) throw BAIL;
                     out.put(name, text);
                     if (t == null || t.kind != CHARACTER || !t.charset.equals(v.text)) throw BAIL;
