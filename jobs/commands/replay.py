@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import uuid
+from contextlib import ExitStack
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +26,7 @@ from cdc_jobs.transforms.encode import dead_letters as encode_dead_letters
 from cdc_jobs.transforms.encode import encode, file_lines, in_key_order, task_count
 from cdc_jobs.transforms.encode import messages as encoded_messages
 from cdc_jobs.errors import UsageError
+from cdc_jobs.progress import scratch_reads
 from cdc_jobs.schemas import (DEAD_LETTER_COLUMNS, ENCODED_DEAD_LETTER_COLUMNS, ENCODED_KEYED_SPARK, EVENT_FIELDS,
                               EVENT_SPARK, MARKER_KINDS)
 from cdc_jobs.spark import session
@@ -46,11 +48,13 @@ def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | N
     if kafka and len(kafka) != len(args.source):
         raise UsageError("--source: give either Kafka URLs or archive files, not both in one replay")
     if not kafka:
-        from cdc_jobs.io.files import read_files
+        from cdc_jobs.io.files import counted_rows, read_files
 
         # Files are read and decoded in one step (the reader decodes); the checkpoint's skip is by position,
         # which every row of a record shares, so it drops whole records before their fragments are assembled.
         decoded = read_files(spark, args.source, fmt=fmt, events=events)
+        if events is not None and events.counted_dir is not None:
+            decoded = counted_rows(spark, decoded, events.counted_dir)
         return assemble(skip_checkpointed(decoded, ckpt), fmt), []
     from cdc_jobs.durations import parse_duration
     from cdc_jobs.io.kafka_config import load_client_config
@@ -82,7 +86,9 @@ def events_here(spark: SparkSession, args: argparse.Namespace, stage, since_ms: 
             or not isinstance(stage, Path) or not spark.sparkContext.master.startswith("local")):
         return None
     skip = [[s["source"], s["partition"], s["next_offset"]] for s in (ckpt or {}).get("sources", [])]
-    here = EventsHere(str(stage / "events"), str(uuid.uuid4()), since_ms, until_ms, patterns, skip)
+    (stage / COUNTING).mkdir()
+    here = EventsHere(str(stage / "events"), str(uuid.uuid4()), since_ms, until_ms, patterns, skip,
+                      counted_dir=str(stage / COUNTING))
     if target is not None and encodes_where_decoded(target):
         (stage / ENCODING).mkdir()
         here = here._replace(encode=target.name, carried=carried_ops(target), encoded_dir=str(stage / ENCODING))
@@ -93,6 +99,8 @@ def events_here(spark: SparkSession, args: argparse.Namespace, stage, since_ms: 
 # Not "_encoding": Spark takes a path whose name starts with "_" or "." for a hidden file and warned "All paths were
 # ignored" on every re-encode (it reads it all the same).
 ENCODING = "encoding-scratch"
+# Where they leave their COUNTED rows (``EventsHere.counted_dir``) until the accounting has read them.
+COUNTING = "counted-scratch"
 
 
 def encodes_where_decoded(target) -> bool:
@@ -173,14 +181,20 @@ def run(args: argparse.Namespace) -> int:
     spark = session("cdc-replay replay")
     in_window, in_tables = window_filter(since_ms, until_ms), tables_filter(patterns)
     decoded = None
+    scratch_jobs = ExitStack()
     try:
         with staged_output(args.out, "replay") as stage:
             events = events_here(spark, args, stage, since_ms, until_ms, patterns, keys, ckpt, target)
             decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt, events)
+            if events is not None:  # the jobs below read the decode tasks' scratch tables, not the archive
+                scratch_jobs.enter_context(scratch_reads(spark.sparkContext))
             # Read by several jobs (dead letters, counts, re-encode), so decoded once and kept, on disk only: a
             # memory-first cache builds each task's block in the heap before it can spill, which with two large
             # tasks and the events write's sort ran the default 1 GiB heap out of memory at 1M dts-avro records.
-            decoded = decoded.persist(CACHE)
+            # Where the decode tasks wrote their rows to a scratch table (``EventsHere.counted_dir``), that is
+            # the copy.
+            if events is None or events.counted_dir is None:
+                decoded = decoded.persist(CACHE)
             if events is None:
                 # Marker rows (fragments of multi-message events, Kafka tombstones) exist only for the accounting.
                 is_event = F.col("dl_reason").isNull() & ~F.col("op").isin(*MARKER_KINDS)
@@ -226,12 +240,15 @@ def run(args: argparse.Namespace) -> int:
                 if args.sink:
                     counts["encoded"]["sink"] = write_sink(encoded_messages(encoded), args, since_ms, until_ms)
                 encoded.unpersist()
-            if events is not None and events.encoded_dir is not None:
-                shutil.rmtree(events.encoded_dir)  # scratch, read by the jobs above: never published
+            if events is not None:  # scratch, read by the jobs above: never published
+                for directory in (events.encoded_dir, events.counted_dir):
+                    if directory is not None:
+                        shutil.rmtree(directory)
             _write_json(stage / "counts.json", counts)
             _write_json(stage / "checkpoint.json", checkpoint(summary, since_ms, until_ms, planned))
             (stage / "_SUCCESS").write_text("")
     finally:
+        scratch_jobs.close()
         if decoded is not None:
             decoded.unpersist()
     clear_rejected(args.out)

@@ -36,7 +36,8 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import storage
-from cdc_jobs.schemas import COUNTED_ARROW, COUNTED_FIELDS, COUNTED_SPARK, DECODED_SPARK, RAW_ARROW, RAW_SPARK
+from cdc_jobs.schemas import (COUNTED_ARROW, COUNTED_FIELDS, COUNTED_SPARK, DECODED_SPARK, RAW_ARROW, RAW_SPARK,
+                              VERDICT_ARROW, VERDICT_SPARK)
 
 if TYPE_CHECKING:
     from cdc_codecs.base import Codec
@@ -519,7 +520,7 @@ class ArchiveFiles(DataSource):
         if self.options.get("blocks"):
             return AVRO_BLOCK_SPARK if self.options["blocks"] == "avro" else BLOCK_SPARK
         if self.options.get("events"):
-            return COUNTED_SPARK
+            return EventsHere(**orjson.loads(self.options["events"])).spark_schema
         return DECODED_SPARK if self.options.get("format") else RAW_SPARK
 
     def reader(self, schema):
@@ -556,13 +557,22 @@ def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None 
     return reader.load()
 
 
+def counted_rows(spark: SparkSession, decoding: DataFrame, counted_dir: str) -> DataFrame:
+    """Run the decode job of ``read_files`` whose tasks write their COUNTED rows to ``counted_dir``
+    (``EventsHere.counted_dir``), and read those rows back: the frame the accounting reads, once per question."""
+    decoding.write.format("noop").mode("overwrite").save()
+    return spark.read.schema(COUNTED_SPARK).parquet(counted_dir)
+
+
 class EventsHere(NamedTuple):
     """A replay whose decode tasks write events/ themselves (``cdc_jobs.io.event_files``): where, the writing
     job's id (in the file names), the window, the table patterns and the checkpoint's already-replayed records
     (``[source, partition, next_offset]``: read again, they are dropped before anything is written or counted,
     as ``replay.skip_checkpointed`` drops them on the other path). With ``encode`` (a target format whose order
     scope is "key") the tasks also encode the kept events of the ``carried`` ops into ``encoded_dir``
-    (``cdc_jobs.transforms.encode.encode_each``, one ``task_file`` per task)."""
+    (``cdc_jobs.transforms.encode.encode_each``, one ``task_file`` per task). With ``counted_dir`` they write
+    their COUNTED rows there too, one ``task_file`` each, and hand Spark none: the job reads them back from there
+    (``counted_rows``), which costs less than a million narrow rows crossing into the JVM and its disk cache."""
 
     dir: str
     job: str
@@ -573,6 +583,12 @@ class EventsHere(NamedTuple):
     encode: str | None = None
     carried: list[str] | None = None
     encoded_dir: str | None = None
+    counted_dir: str | None = None
+
+    @property
+    def spark_schema(self):
+        """The rows ``write_task`` yields: COUNTED ones, or with ``counted_dir`` each row's verdict alone."""
+        return COUNTED_SPARK if self.counted_dir is None else VERDICT_SPARK
 
     def encoded_file(self, task: int):
         """The task's file of encoded messages, when this replay encodes where it decodes."""
@@ -585,22 +601,33 @@ class EventsHere(NamedTuple):
 
     def write_task(self, task: int, decoded: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Write the kept events of one task's DECODED batches (``write``) into the task's own files, which are
-        complete and visible only when the task's rows are all written; yield the COUNTED rows."""
+        complete and visible only when the task's rows are all written; yield the COUNTED rows (with
+        ``counted_dir``: write them there, and yield their verdicts)."""
         from cdc_jobs.io.event_files import EventFiles
+
+        from cdc_jobs.io.event_files import task_file
 
         files = EventFiles(self.dir, self.job, task)
         encoded = self.encoded_file(task)
+        counted = None if self.counted_dir is None else task_file(self.counted_dir, task, COUNTED_ARROW)
         try:
             for batch in decoded:
-                yield from self.write(files, batch, encoded)
+                for rows in self.write(files, batch, encoded):
+                    if counted is None:
+                        yield rows
+                    else:
+                        counted.write(rows)
+                        yield pa.RecordBatch.from_arrays([rows.column("kept")], schema=VERDICT_ARROW)
         except BaseException:
             files.abort()
-            if encoded is not None:
-                encoded.abort()
+            for scratch in (encoded, counted):
+                if scratch is not None:
+                    scratch.abort()
             raise
         files.close()
-        if encoded is not None:
-            encoded.close()
+        for scratch in (encoded, counted):
+            if scratch is not None:
+                scratch.close()
 
     def write(self, files, batch: pa.RecordBatch, encoded=None) -> Iterator[pa.RecordBatch]:
         """Write the kept events of a DECODED batch (and their messages, to ``encoded``); yield its COUNTED rows:

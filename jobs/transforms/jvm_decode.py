@@ -36,8 +36,6 @@ from cdc_codecs.base import jvm_container_twins, jvm_twin
 from cdc_codecs.event_schema import DECODED_ARROW
 from cdc_codecs.shared.plain_rows import DECODED_ROW, RECORD_AT, TWIN_FIELDS, data_row
 
-from cdc_jobs.schemas import COUNTED_SPARK
-
 if TYPE_CHECKING:
     from cdc_jobs.io.files import EventsHere
 
@@ -86,21 +84,21 @@ def _at_least(files: list[str], size: int) -> bool:
 
 
 def decode_blocks(blocks: DataFrame, fmt: str, events: "EventsHere") -> DataFrame:
-    """BLOCK rows -> the COUNTED rows of ``EventsHere.write`` (events/ written by the tasks)."""
+    """BLOCK rows -> the rows of ``EventsHere.write_task`` (events/ written by the tasks)."""
     from cdc_jobs.jvm import LINE_BLOCK_DECODE
 
     twin = jvm_twin(get_codec(fmt))
     lines = F.call_function(LINE_BLOCK_DECODE, F.lit(twin), F.col("first_line"), F.col("value"))
-    return blocks.select("pos_source", lines.alias("lines")).mapInArrow(_finish(fmt, events), COUNTED_SPARK)
+    return blocks.select("pos_source", lines.alias("lines")).mapInArrow(_finish(fmt, events), events.spark_schema)
 
 
 def decode_avro_blocks(blocks: DataFrame, fmt: str, events: "EventsHere") -> DataFrame:
-    """AVRO_BLOCK rows (``cdc_jobs.io.files.read_avro_blocks``) -> the COUNTED rows of ``EventsHere.write``."""
+    """AVRO_BLOCK rows (``cdc_jobs.io.files.read_avro_blocks``) -> the rows of ``EventsHere.write_task``."""
     from cdc_jobs.jvm import AVRO_BLOCK_DECODE
 
     records = F.call_function(AVRO_BLOCK_DECODE, F.col("twin"), F.col("first_line"), F.col("value"))
     return blocks.select("pos_source", "first_line", "writer_schema", records.alias("lines")) \
-        .mapInArrow(_finish_avro(fmt, events), COUNTED_SPARK)
+        .mapInArrow(_finish_avro(fmt, events), events.spark_schema)
 
 
 def _finish_avro(fmt: str, events: "EventsHere"):

@@ -78,7 +78,8 @@ def _outputs(out: Path) -> dict:
         got["encoded_dead_letters/" + f.name.split("-")[1]] = pq.read_table(f).to_pylist()
     counts = json.loads((out / "counts.json").read_text())
     got["counts"] = counts
-    assert not (out / replay_command.ENCODING).exists()  # scratch, never published
+    for scratch in (replay_command.ENCODING, replay_command.COUNTING):  # never published
+        assert not (out / scratch).exists()
     return got
 
 
@@ -170,5 +171,6 @@ def test_over_the_dead_letter_budget_no_message_is_published_and_no_scratch_is_l
     assert not out.exists()
     rejected = Path(str(out) + ".rejected")
     assert {"REJECTED", "counts.json", "dead_letters"} <= {p.name for p in rejected.iterdir()}
-    left = [p for p in tmp_path.rglob("*") if p.name in (replay_command.ENCODING, "encoded", "events")]
+    left = [p for p in tmp_path.rglob("*")
+            if p.name in (replay_command.ENCODING, replay_command.COUNTING, "encoded", "events")]
     assert not left, left
