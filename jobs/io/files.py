@@ -571,8 +571,9 @@ class EventsHere(NamedTuple):
     as ``replay.skip_checkpointed`` drops them on the other path). With ``encode`` (a target format whose order
     scope is "key") the tasks also encode the kept events of the ``carried`` ops into ``encoded_dir``
     (``cdc_jobs.transforms.encode.encode_each``, one ``task_file`` per task). With ``counted_dir`` they write
-    their COUNTED rows there too, one ``task_file`` each, and hand Spark none: the job reads them back from there
-    (``counted_rows``), which costs less than a million narrow rows crossing into the JVM and its disk cache."""
+    their COUNTED rows there too, one ``task_file`` each, and hand Spark only each row's verdict: the job reads
+    the rows back from there (``counted_rows``), which costs less than a million rows of twenty columns crossing
+    into the JVM and its disk cache."""
 
     dir: str
     job: str
@@ -603,9 +604,7 @@ class EventsHere(NamedTuple):
         """Write the kept events of one task's DECODED batches (``write``) into the task's own files, which are
         complete and visible only when the task's rows are all written; yield the COUNTED rows (with
         ``counted_dir``: write them there, and yield their verdicts)."""
-        from cdc_jobs.io.event_files import EventFiles
-
-        from cdc_jobs.io.event_files import task_file
+        from cdc_jobs.io.event_files import EventFiles, task_file
 
         files = EventFiles(self.dir, self.job, task)
         encoded = self.encoded_file(task)
