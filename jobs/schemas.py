@@ -27,7 +27,7 @@ COUNTED_FIELDS = [n for n in DECODED_ARROW.names if n in {
     "pos_timestamp_ms", "fragment_index", "fragment_total", "replaces_row", "first_of_record", *DEAD_LETTER_COLUMNS}]
 COUNTED_ARROW = pa.schema([DECODED_ARROW.field(n) for n in COUNTED_FIELDS] + [pa.field("kept", pa.string())])
 COUNTED_SPARK = from_arrow_schema(COUNTED_ARROW)
-# What those tasks hand Spark when they write the COUNTED rows to a scratch table instead
-# (``EventsHere.counted_dir``): each row's verdict alone, so that Spark's progress still counts the decoded rows.
+# What those tasks hand Spark, as they write the COUNTED rows to a scratch table (``EventsHere.counted_dir``): each
+# row's verdict alone, so that Spark's progress still counts the decoded rows.
 VERDICT_ARROW = pa.schema([COUNTED_ARROW.field("kept")])
 VERDICT_SPARK = from_arrow_schema(VERDICT_ARROW)

@@ -53,7 +53,7 @@ def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | N
         # Files are read and decoded in one step (the reader decodes); the checkpoint's skip is by position,
         # which every row of a record shares, so it drops whole records before their fragments are assembled.
         decoded = read_files(spark, args.source, fmt=fmt, events=events)
-        if events is not None and events.counted_dir is not None:
+        if events is not None:
             decoded = counted_rows(spark, decoded, events.counted_dir)
         return assemble(skip_checkpointed(decoded, ckpt), fmt), []
     from cdc_jobs.durations import parse_duration
@@ -88,7 +88,7 @@ def events_here(spark: SparkSession, args: argparse.Namespace, stage, since_ms: 
     skip = [[s["source"], s["partition"], s["next_offset"]] for s in (ckpt or {}).get("sources", [])]
     (stage / COUNTING).mkdir()
     here = EventsHere(str(stage / "events"), str(uuid.uuid4()), since_ms, until_ms, patterns, skip,
-                      counted_dir=str(stage / COUNTING))
+                      str(stage / COUNTING))
     if target is not None and encodes_where_decoded(target):
         (stage / ENCODING).mkdir()
         here = here._replace(encode=target.name, carried=carried_ops(target), encoded_dir=str(stage / ENCODING))
@@ -193,9 +193,8 @@ def run(args: argparse.Namespace) -> int:
             # tasks and the events write's sort ran the default 1 GiB heap out of memory at 1M dts-avro records.
             # Where the decode tasks wrote their rows to a scratch table (``EventsHere.counted_dir``), that is
             # the copy.
-            if events is None or events.counted_dir is None:
-                decoded = decoded.persist(CACHE)
             if events is None:
+                decoded = decoded.persist(CACHE)
                 # Marker rows (fragments of multi-message events, Kafka tombstones) exist only for the accounting.
                 is_event = F.col("dl_reason").isNull() & ~F.col("op").isin(*MARKER_KINDS)
                 kept = with_primary_keys(decoded.where(is_event & in_window & in_tables).select(*EVENT_FIELDS),
@@ -203,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
                 kept.write.partitionBy("table_name").parquet(str(stage / "events"))
             decoded.where(F.col("dl_reason").isNotNull()).select(*DEAD_LETTER_COLUMNS).write.parquet(
                 str(stage / "dead_letters"))
-            if events is not None:  # the decode tasks wrote events/ as the job above decoded the archive
+            if events is not None:  # the decode tasks wrote events/ in the decode job (``counted_rows``)
                 (stage / "events").mkdir(exist_ok=True)
                 (stage / "events" / "_SUCCESS").write_text("")
                 kept = spark.read.schema(EVENT_SPARK).parquet(str(stage / "events"))
@@ -241,7 +240,7 @@ def run(args: argparse.Namespace) -> int:
                     counts["encoded"]["sink"] = write_sink(encoded_messages(encoded), args, since_ms, until_ms)
                 encoded.unpersist()
             if events is not None:  # scratch, read by the jobs above: never published
-                for directory in (events.encoded_dir, events.counted_dir):
+                for directory in (events.counted_dir, events.encoded_dir):
                     if directory is not None:
                         shutil.rmtree(directory)
             _write_json(stage / "counts.json", counts)

@@ -520,7 +520,7 @@ class ArchiveFiles(DataSource):
         if self.options.get("blocks"):
             return AVRO_BLOCK_SPARK if self.options["blocks"] == "avro" else BLOCK_SPARK
         if self.options.get("events"):
-            return EventsHere(**orjson.loads(self.options["events"])).spark_schema
+            return VERDICT_SPARK
         return DECODED_SPARK if self.options.get("format") else RAW_SPARK
 
     def reader(self, schema):
@@ -568,12 +568,12 @@ class EventsHere(NamedTuple):
     """A replay whose decode tasks write events/ themselves (``cdc_jobs.io.event_files``): where, the writing
     job's id (in the file names), the window, the table patterns and the checkpoint's already-replayed records
     (``[source, partition, next_offset]``: read again, they are dropped before anything is written or counted,
-    as ``replay.skip_checkpointed`` drops them on the other path). With ``encode`` (a target format whose order
-    scope is "key") the tasks also encode the kept events of the ``carried`` ops into ``encoded_dir``
-    (``cdc_jobs.transforms.encode.encode_each``, one ``task_file`` per task). With ``counted_dir`` they write
-    their COUNTED rows there too, one ``task_file`` each, and hand Spark only each row's verdict: the job reads
-    the rows back from there (``counted_rows``), which costs less than a million rows of twenty columns crossing
-    into the JVM and its disk cache."""
+    as ``replay.skip_checkpointed`` drops them on the other path). The tasks write their COUNTED rows to
+    ``counted_dir``, one ``task_file`` each, and hand Spark only each row's verdict: the job reads the rows back
+    from there (``counted_rows``), which costs less than a million rows of twenty columns crossing into the JVM
+    and its disk cache. With ``encode`` (a target format whose order scope is "key") the tasks also encode the
+    kept events of the ``carried`` ops into ``encoded_dir`` (``cdc_jobs.transforms.encode.encode_each``, one
+    ``task_file`` per task)."""
 
     dir: str
     job: str
@@ -581,15 +581,10 @@ class EventsHere(NamedTuple):
     until_ms: int | None
     tables: list[str]
     skip: list[list]
+    counted_dir: str
     encode: str | None = None
     carried: list[str] | None = None
     encoded_dir: str | None = None
-    counted_dir: str | None = None
-
-    @property
-    def spark_schema(self):
-        """The rows ``write_task`` yields: COUNTED ones, or with ``counted_dir`` each row's verdict alone."""
-        return COUNTED_SPARK if self.counted_dir is None else VERDICT_SPARK
 
     def encoded_file(self, task: int):
         """The task's file of encoded messages, when this replay encodes where it decodes."""
@@ -602,31 +597,26 @@ class EventsHere(NamedTuple):
 
     def write_task(self, task: int, decoded: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Write the kept events of one task's DECODED batches (``write``) into the task's own files, which are
-        complete and visible only when the task's rows are all written; yield the COUNTED rows (with
-        ``counted_dir``: write them there, and yield their verdicts)."""
+        complete and visible only when the task's rows are all written, and their COUNTED rows into
+        ``counted_dir``; yield each row's verdict (VERDICT rows)."""
         from cdc_jobs.io.event_files import EventFiles, task_file
 
         files = EventFiles(self.dir, self.job, task)
         encoded = self.encoded_file(task)
-        counted = None if self.counted_dir is None else task_file(self.counted_dir, task, COUNTED_ARROW)
+        counted = task_file(self.counted_dir, task, COUNTED_ARROW)
         try:
             for batch in decoded:
                 for rows in self.write(files, batch, encoded):
-                    if counted is None:
-                        yield rows
-                    else:
-                        counted.write(rows)
-                        yield pa.RecordBatch.from_arrays([rows.column("kept")], schema=VERDICT_ARROW)
+                    counted.write(rows)
+                    yield pa.RecordBatch.from_arrays([rows.column("kept")], schema=VERDICT_ARROW)
         except BaseException:
-            files.abort()
-            for scratch in (encoded, counted):
-                if scratch is not None:
-                    scratch.abort()
+            for written in (files, counted, encoded):
+                if written is not None:
+                    written.abort()
             raise
-        files.close()
-        for scratch in (encoded, counted):
-            if scratch is not None:
-                scratch.close()
+        for written in (files, counted, encoded):
+            if written is not None:
+                written.close()
 
     def write(self, files, batch: pa.RecordBatch, encoded=None) -> Iterator[pa.RecordBatch]:
         """Write the kept events of a DECODED batch (and their messages, to ``encoded``); yield its COUNTED rows:

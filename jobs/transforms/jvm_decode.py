@@ -36,6 +36,8 @@ from cdc_codecs.base import jvm_container_twins, jvm_twin
 from cdc_codecs.event_schema import DECODED_ARROW
 from cdc_codecs.shared.plain_rows import DECODED_ROW, RECORD_AT, TWIN_FIELDS, data_row
 
+from cdc_jobs.schemas import VERDICT_SPARK
+
 if TYPE_CHECKING:
     from cdc_jobs.io.files import EventsHere
 
@@ -89,7 +91,7 @@ def decode_blocks(blocks: DataFrame, fmt: str, events: "EventsHere") -> DataFram
 
     twin = jvm_twin(get_codec(fmt))
     lines = F.call_function(LINE_BLOCK_DECODE, F.lit(twin), F.col("first_line"), F.col("value"))
-    return blocks.select("pos_source", lines.alias("lines")).mapInArrow(_finish(fmt, events), events.spark_schema)
+    return blocks.select("pos_source", lines.alias("lines")).mapInArrow(_finish(fmt, events), VERDICT_SPARK)
 
 
 def decode_avro_blocks(blocks: DataFrame, fmt: str, events: "EventsHere") -> DataFrame:
@@ -98,7 +100,7 @@ def decode_avro_blocks(blocks: DataFrame, fmt: str, events: "EventsHere") -> Dat
 
     records = F.call_function(AVRO_BLOCK_DECODE, F.col("twin"), F.col("first_line"), F.col("value"))
     return blocks.select("pos_source", "first_line", "writer_schema", records.alias("lines")) \
-        .mapInArrow(_finish_avro(fmt, events), events.spark_schema)
+        .mapInArrow(_finish_avro(fmt, events), VERDICT_SPARK)
 
 
 def _finish_avro(fmt: str, events: "EventsHere"):
