@@ -538,23 +538,30 @@ def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None 
     events to ``events.dir`` themselves (``EventsHere``) and the rows are COUNTED ones."""
     files = list_archive_files(sources)
     spark.dataSource.register(ArchiveFiles)
-    reader = spark.read.format("cdc_archive").option("files", orjson.dumps(files).decode())
+    options = {"files": orjson.dumps(files).decode()}
     if split_bytes:
-        reader = reader.option("splitBytes", str(split_bytes))
+        options["splitBytes"] = str(split_bytes)
     if events is not None and fmt and files:
         from cdc_jobs.transforms import jvm_decode
 
         layouts = {layout_of(f) for f in files}
         if layouts == {"lines"} and jvm_decode.runs(spark, fmt, files):
-            return jvm_decode.decode_blocks(reader.option("blocks", "lines").load(), fmt, events)
+            return jvm_decode.decode_blocks(_archive(spark, {**options, "blocks": "lines"}), fmt, events)
         if layouts == {"avro"} and jvm_decode.runs(spark, fmt, files, "avro"):
-            return jvm_decode.decode_avro_blocks(reader.option("blocks", "avro").option("format", fmt).load(), fmt,
+            return jvm_decode.decode_avro_blocks(_archive(spark, {**options, "blocks": "avro", "format": fmt}), fmt,
                                                  events)
     if fmt:
-        reader = reader.option("format", fmt)
+        options["format"] = fmt
     if events is not None:
-        reader = reader.option("events", orjson.dumps(events._asdict()).decode())
-    return reader.load()
+        options["events"] = orjson.dumps(events._asdict()).decode()
+    return _archive(spark, options)
+
+
+def _archive(spark: SparkSession, options: dict[str, str]) -> DataFrame:
+    """The ``cdc_archive`` source with these options. Its schema is given, as ``ArchiveFiles.schema`` says for the
+    options: without one, Spark asks a Python worker for it when the frame is made, a worker start and an import
+    of this package (0.3-0.5 s of a fresh ``cdc-replay`` process, bench/RESULTS.md, twentieth round)."""
+    return spark.read.format("cdc_archive").options(**options).schema(ArchiveFiles(options).schema()).load()
 
 
 def counted_rows(spark: SparkSession, decoding: DataFrame, counted_dir: str) -> DataFrame:
@@ -634,7 +641,9 @@ class EventsHere(NamedTuple):
                     pc.less(batch.column("pos_offset"), next_offset)), False))
             batch = batch.filter(pc.invert(done))
         kept = kept_array(batch, self.since_ms, self.until_ms, self.tables)
-        events = batch.filter(pc.fill_null(pc.equal(kept, "kept"), False)).select(EVENT_FIELDS)
+        keep = pc.fill_null(pc.equal(kept, "kept"), False)
+        # Mostly every row is kept: filtering copies the nested columns (about 0.5 us an event) for nothing.
+        events = (batch if pc.all(keep).as_py() else batch.filter(keep)).select(EVENT_FIELDS)
         files.write(events)
         if encoded is not None:
             from cdc_jobs.transforms.encode import encode_each
