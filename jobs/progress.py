@@ -188,8 +188,11 @@ def style(stream: TextIO) -> str:
 class Reporter:
     """Start with `start()`, stop with `stop()` (prints a final line); or use as a context manager."""
 
-    def __init__(self, label: str, stream: TextIO = sys.stderr, interval: float | None = None,
+    def __init__(self, label: str, stream: Optional[TextIO] = None, interval: float | None = None,
                  context: Callable[[], Optional[Any]] = _active_context):
+        # sys.stderr as it is now, not as it was when this module was imported: a host that swaps it per run (an
+        # Airflow task's log, pytest's capture) may have closed that one since.
+        stream = stream if stream is not None else sys.stderr
         self.label, self.stream, self.context = label, stream, context
         self.interval = interval if interval is not None else float(os.environ.get(ENV_INTERVAL, "5"))
         self.style = style(stream)
