@@ -41,10 +41,9 @@ from cdc_jobs.schemas import VERDICT_SPARK
 if TYPE_CHECKING:
     from cdc_jobs.io.files import EventsHere
 
-# The adapters' result (LineBlockDecode, AvroBlockDecode): one Arrow IPC stream per block (columns: ``LINE_FIELDS``;
-# ``stream_rows`` reads it).
+# The adapters' result (LineBlockDecode, AvroBlockDecode): one Arrow IPC stream per block (columns: ``LINE_FIELDS``).
 LINE_SPARK = T.BinaryType()
-LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS, "columns_from")
+LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
 
 
 # Line archives smaller than this decode in Python unless ``CDC_REPLAY_JVM_DECODE=on``. Measured with fresh
@@ -128,7 +127,7 @@ def avro_decoded(fmt: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Rec
             stream = batch.column("lines")[i]
             over = batch.column("first_line")[i].as_py()
             if stream.is_valid:
-                lines = stream_rows(stream)
+                lines = _stream_rows(stream)
                 handover = pc.and_(pc.is_null(lines.column("value")), pc.is_null(lines.column("op")))
                 if pc.any(handover).as_py():
                     over = pc.min(pc.filter(lines.column("pos_offset"), handover)).as_py()
@@ -147,18 +146,14 @@ def avro_decoded(fmt: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Rec
                 yield from decode_columns(fmt, read_avro(path, get_codec(fmt), skip=over - 1))
 
 
-def stream_rows(stream: "pa.Scalar | bytes") -> pa.RecordBatch:
-    """An adapter's Arrow IPC stream (``TwinRows``) as one batch of ``LINE_FIELDS`` but the last, read without
-    copying but for the declared columns: the adapter writes them once per declaration, in the row that
-    ``columns_from`` names, and each row gets its copy here (one Arrow take)."""
-    lines = pa.ipc.open_stream(stream.as_buffer() if isinstance(stream, pa.Scalar) else stream).read_all()
+def _stream_rows(stream: pa.Scalar) -> pa.RecordBatch:
+    """An adapter's Arrow IPC stream (``TwinRows``) as one batch, read without copying."""
+    lines = pa.ipc.open_stream(stream.as_buffer()).read_all()
     if tuple(lines.column_names) != LINE_FIELDS:  # a jar built from other sources than this package's
         raise RuntimeError(f"the JVM adapter wrote columns {lines.column_names}, expected {list(LINE_FIELDS)}")
-    batch = (pa.RecordBatch.from_pylist([], schema=lines.schema) if not lines.num_rows
-             else lines.combine_chunks().to_batches()[0])
-    at = batch.schema.get_field_index("columns")
-    batch = batch.set_column(at, batch.schema.field(at), batch.column(at).take(batch.column("columns_from")))
-    return batch.drop_columns(["columns_from"])
+    if not lines.num_rows:
+        return pa.RecordBatch.from_pylist([], schema=lines.schema)
+    return lines.combine_chunks().to_batches()[0]
 
 
 def _avro_records(fmt: str, lines: pa.RecordBatch, writer_schema: str) -> tuple[pa.RecordBatch, int | None]:
@@ -218,7 +213,7 @@ def block_lines(blocks: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
     """Each block's rows (LineBlockDecode's stream, read without copying), with the block's ``pos_source``."""
     sources, streams = blocks.column("pos_source"), blocks.column("lines")
     for i in range(blocks.num_rows):
-        lines = stream_rows(streams[i])
+        lines = _stream_rows(streams[i])
         if lines.num_rows:
             yield lines.add_column(0, "pos_source", pa.repeat(sources[i], lines.num_rows))
 

@@ -11,6 +11,7 @@ import json
 import struct
 
 import fastavro
+import pyarrow as pa
 import pytest
 from pyspark.sql import functions as F
 
@@ -18,7 +19,7 @@ from cdc_codecs import available_formats, get_codec
 from cdc_codecs.base import jvm_container_twins, jvm_twin
 from cdc_codecs.shared.avro import NAMED_TYPES, avro_dumps, avro_loads
 from cdc_codecs.shared.plain_rows import DECODED_ROW, TWIN_FIELDS
-from cdc_jobs.transforms.jvm_decode import stream_rows
+from cdc_jobs.transforms.jvm_decode import LINE_FIELDS
 from fuzz import corpus  # beside this file
 from test_canal_oms_fast_paths import alibaba_variants, messages
 
@@ -134,7 +135,9 @@ def twin_rows(spark, fmt: str, raws: list[bytes]) -> list:
                                                           "first_line", "value").alias("lines")).collect()
     out: list = [None] * len(raws)
     for r in streams:
-        rows = stream_rows(r["lines"]).to_pylist()  # maps as lists of (key, value) in order
+        lines = pa.ipc.open_stream(r["lines"]).read_all()
+        assert tuple(lines.column_names) == LINE_FIELDS
+        rows = lines.to_pylist()  # maps as lists of (key, value) in order
         assert rows and all(x["pos_offset"] == r["first_line"] for x in rows)
         if rows[0]["value"] is not None:
             assert len(rows) == 1 and rows[0]["value"] == raws[r["first_line"] - 1]  # declined: the exact bytes
@@ -186,7 +189,7 @@ def container_twin_rows(spark, twin: str, raws: list[bytes]) -> list:
                                                           "value").alias("lines")).collect()
     out: list = [None] * len(raws)
     for r in streams:
-        rows = stream_rows(r["lines"]).to_pylist()
+        rows = pa.ipc.open_stream(r["lines"]).read_all().to_pylist()
         assert rows and all(x["pos_offset"] == r["first_line"] for x in rows)
         assert rows[0]["value"] is not None or rows[0]["op"] is not None, "the twin could not read a valid record"
         if rows[0]["value"] is not None:
@@ -257,7 +260,7 @@ def test_container_twin_hands_over_bytes_it_cannot_tell_apart(spark, fmt):
              "bad utf-8 in a string": frame(raw, raw.replace(b"shop", b"sh\xffp", 1)),
              "more records than the block's data holds": struct.pack(">ii", 2, len(raw)) + raw + raw}
     df = spark.createDataFrame([(k, 7, v) for k, v in cases.items()], "case string, first_line long, value binary")
-    got = {r["case"]: stream_rows(r["lines"]).to_pylist() for r in df.select(
+    got = {r["case"]: pa.ipc.open_stream(r["lines"]).read_all().to_pylist() for r in df.select(
         "case", F.call_function(jvm.AVRO_BLOCK_DECODE, F.lit(twin), "first_line", "value").alias("lines")).collect()}
     for case, rows in got.items():
         assert [r["pos_offset"] for r in rows] == [7, 8], case

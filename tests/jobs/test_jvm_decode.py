@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
 from pyspark.sql import functions as F
@@ -34,7 +35,7 @@ def declined_lines(spark, blocks: list[tuple[int, bytes]]) -> list[tuple[int, by
     df = spark.createDataFrame(blocks, "first_line long, value binary")
     streams = df.select(F.call_function(jvm.LINE_BLOCK_DECODE, F.lit("cdcreplay.codecs.canal.CanalJsonPlain"),
                                         "first_line", "value")).collect()
-    return sorted((x["pos_offset"], x["value"]) for r in streams for x in jvm_decode.stream_rows(r[0]).to_pylist())
+    return sorted((x["pos_offset"], x["value"]) for r in streams for x in pa.ipc.open_stream(r[0]).read_all().to_pylist())
 
 
 @pytest.mark.parametrize("block_bytes", [7, 64, 1 << 20])

@@ -20,8 +20,7 @@ public interface PlainDecoder {
      * The rows of the message in {@code buf[off, off + len)}, each an Object[] in {@link #FIELDS} order:
      * images as insertion-ordered {@code java.util.Map<String, String>} (a null value is SQL NULL, a missing key is
      * "not in this image"), {@code columns} as a list of {name, type_name, jdbc_type, number} arrays that the
-     * rows of one declaration share, and that never changes once handed out (the adapter writes one copy per block
-     * and declaration), {@code sequence} as a {@code java.math.BigDecimal[]}. Null: not a message
+     * rows of one declaration share, {@code sequence} as a {@code java.math.BigDecimal[]}. Null: not a message
      * this fast path takes.
      */
     List<Object[]> rows(byte[] buf, int off, int len);

@@ -25,7 +25,6 @@ import java.math.BigDecimal;
 import java.nio.channels.Channels;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
-import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 
@@ -33,9 +32,7 @@ import java.util.Map;
  * The rows the decode adapters ({@link LineBlockDecode}, {@link AvroBlockDecode}) hand to Python: one Arrow IPC
  * stream per block, with the columns pos_offset (the line or record number), value (the bytes of a message the twin
  * declined, else null), then {@link PlainDecoder#FIELDS} with the types of the event record
- * ({@code cdc_codecs.event_schema}), then columns_from: the row whose columns field holds this row's declared
- * columns (written once per declaration in a block). A row with neither value nor op marks where the Python reader
- * takes over.
+ * ({@code cdc_codecs.event_schema}). A row with neither value nor op marks where the Python reader takes over.
  */
 final class TwinRows implements AutoCloseable {
     private static final BufferAllocator ALLOCATOR = new RootAllocator(Long.MAX_VALUE);
@@ -55,7 +52,7 @@ final class TwinRows implements AutoCloseable {
             field("event_time_ms", INT64, true),
             field("sequence", LIST, true, field("item", new ArrowType.Decimal(38, 0, 128), true)),
             field("pos_index", INT32, true), field("vendor", UTF8, true), field("first_of_record", BOOL, true),
-            field("transaction_id", UTF8, true), field("columns_from", INT32, true)));
+            field("transaction_id", UTF8, true)));
 
     private static Field field(String name, ArrowType type, boolean nullable, Field... children) {
         return new Field(name, new FieldType(nullable, type, null), children.length == 0 ? null : Arrays.asList(children));
@@ -76,7 +73,7 @@ final class TwinRows implements AutoCloseable {
     final VarCharVector op, database, table, tableName, vendor, transactionId;
     final MapVector before, after;
     final ListVector columns, primaryKey, sequence;
-    final IntVector posIndex, columnsFrom;
+    final IntVector posIndex;
     final BitVector first;
     // the children of the nested vectors, looked up once
     final StructVector columnItem, beforeEntries, afterEntries;
@@ -85,8 +82,6 @@ final class TwinRows implements AutoCloseable {
     final BitVector columnNumber;
     final DecimalVector sequenceItem;
     int count;
-    // A declaration's columns (a twin hands the same list for every message of it) -> the row that holds them.
-    private final IdentityHashMap<Object, Integer> declared = new IdentityHashMap<>();
 
     TwinRows() {
         root = VectorSchemaRoot.create(SCHEMA, ALLOCATOR);
@@ -107,7 +102,6 @@ final class TwinRows implements AutoCloseable {
         vendor = (VarCharVector) root.getVector("vendor");
         first = (BitVector) root.getVector("first_of_record");
         transactionId = (VarCharVector) root.getVector("transaction_id");
-        columnsFrom = (IntVector) root.getVector("columns_from");
         columnItem = (StructVector) columns.getDataVector();
         columnName = (VarCharVector) columnItem.getChild("name");
         columnType = (VarCharVector) columnItem.getChild("type_name");
@@ -185,26 +179,17 @@ final class TwinRows implements AutoCloseable {
         image(before, beforeEntries, beforeKeys, beforeValues, i, (Map<String, String>) r[4]);
         image(after, afterEntries, afterKeys, afterValues, i, (Map<String, String>) r[5]);
         if (r[6] != null) {
-            // The columns are written once per block and declaration; the other rows name that row
-            // (columns_from), and the reader copies them there (cdc_jobs.transforms.jvm_decode.stream_rows). Each
-            // row's own copy was a third of the stream and of the work building it.
-            Integer from = declared.get(r[6]);
-            if (from == null) {
-                declared.put(r[6], i);
-                from = i;
-                List<Object[]> cols = (List<Object[]>) r[6];
-                int at = columns.startNewValue(i);
-                for (Object[] c : cols) {
-                    text(columnName, at, c[0]);
-                    text(columnType, at, c[1]);
-                    if (c[2] != null) columnJdbc.setSafe(at, (Integer) c[2]);
-                    if (c[3] != null) columnNumber.setSafe(at, (Boolean) c[3] ? 1 : 0);
-                    columnItem.setIndexDefined(at);
-                    at++;
-                }
-                columns.endValue(i, cols.size());
+            List<Object[]> cols = (List<Object[]>) r[6];
+            int at = columns.startNewValue(i);
+            for (Object[] c : cols) {
+                text(columnName, at, c[0]);
+                text(columnType, at, c[1]);
+                if (c[2] != null) columnJdbc.setSafe(at, (Integer) c[2]);
+                if (c[3] != null) columnNumber.setSafe(at, (Boolean) c[3] ? 1 : 0);
+                columnItem.setIndexDefined(at);
+                at++;
             }
-            columnsFrom.setSafe(i, from);
+            columns.endValue(i, cols.size());
         }
         if (r[7] != null) {
             List<String> pk = (List<String>) r[7];
