@@ -65,3 +65,16 @@ def test_no_output_without_spark():
     with Reporter("cdc-replay formats", stream=out, interval=0.05, context=lambda: None):
         time.sleep(0.3)
     assert out.getvalue() == ""
+
+
+def test_lines_go_to_the_stderr_of_the_moment(spark, monkeypatch):
+    """A host that swaps sys.stderr after this module was imported (an Airflow task's log, pytest's capture) gets
+    the lines; the stream of import time may be closed by then."""
+    import sys
+
+    swapped = io.StringIO()
+    monkeypatch.setattr(sys, "stderr", swapped)
+    with Reporter("cdc-replay replay", interval=0.2, context=lambda: spark.sparkContext):
+        spark.range(0, 10_000, numPartitions=2).repartition(2).collect()
+        time.sleep(0.5)
+    assert swapped.getvalue().startswith("cdc-replay replay: progress: stages "), swapped.getvalue()
