@@ -560,7 +560,7 @@ def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None 
 def _archive(spark: SparkSession, options: dict[str, str]) -> DataFrame:
     """The ``cdc_archive`` source with these options. Its schema is given, as ``ArchiveFiles.schema`` says for the
     options: without one, Spark asks a Python worker for it when the frame is made, a worker start and an import
-    of this package (0.3-0.5 s of a fresh ``cdc-replay`` process, bench/RESULTS.md, twentieth round)."""
+    of this package (about 0.3 s of a fresh ``cdc-replay`` process, bench/RESULTS.md, twentieth round)."""
     return spark.read.format("cdc_archive").options(**options).schema(ArchiveFiles(options).schema()).load()
 
 
