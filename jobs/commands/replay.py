@@ -17,7 +17,7 @@ from pyspark.sql import functions as F
 
 from cdc_codecs import Op, get_codec
 
-from cdc_jobs.transforms.accounting import checkpoint, summarise, summarise_encoded
+from cdc_jobs.transforms.accounting import checkpoint, summarise, summarise_encoded, summarise_tallies
 from cdc_jobs.io.atomic import resolve_output, staged_output
 from cdc_jobs.transforms.dead_letters import (NONE, OPTION, TOP, DeadLetterBudgetExceeded, breakdown, evaluate,
                                               parse_budget, summary_lines, table_counts)
@@ -87,8 +87,9 @@ def events_here(spark: SparkSession, args: argparse.Namespace, stage, since_ms: 
         return None
     skip = [[s["source"], s["partition"], s["next_offset"]] for s in (ckpt or {}).get("sources", [])]
     (stage / COUNTING).mkdir()
+    (stage / TALLYING).mkdir()
     here = EventsHere(str(stage / "events"), str(uuid.uuid4()), since_ms, until_ms, patterns, skip,
-                      str(stage / COUNTING))
+                      str(stage / COUNTING), str(stage / TALLYING))
     if target is not None and encodes_where_decoded(target):
         (stage / ENCODING).mkdir()
         here = here._replace(encode=target.name, carried=carried_ops(target), encoded_dir=str(stage / ENCODING))
@@ -99,8 +100,10 @@ def events_here(spark: SparkSession, args: argparse.Namespace, stage, since_ms: 
 # Not "_encoding": Spark takes a path whose name starts with "_" or "." for a hidden file and warned "All paths were
 # ignored" on every re-encode (it reads it all the same).
 ENCODING = "encoding-scratch"
-# Where they leave their COUNTED rows (``EventsHere.counted_dir``) until the accounting has read them.
+# Where they leave the COUNTED rows of their dead letters and markers (``EventsHere.counted_dir``), and the counts
+# of all their rows (``EventsHere.tally_dir``), until the accounting has read them.
 COUNTING = "counted-scratch"
+TALLYING = "tally-scratch"
 
 
 def encodes_where_decoded(target) -> bool:
@@ -206,7 +209,10 @@ def run(args: argparse.Namespace) -> int:
                 (stage / "events").mkdir(exist_ok=True)
                 (stage / "events" / "_SUCCESS").write_text("")
                 kept = spark.read.schema(EVENT_SPARK).parquet(str(stage / "events"))
-            summary = summarise(decoded, in_window, in_tables, until_ms)
+            if events is not None:  # the decode tasks counted their rows (``accounting.Tally``)
+                summary = summarise_tallies(events.tally_dir)
+            else:
+                summary = summarise(decoded, in_window, in_tables, until_ms)
             counts = {"format": codec.name, "to_format": args.to_format,
                       "window": {"since_ms": since_ms, "until_ms": until_ms}, "tables": patterns, **summary}
             # Before anything is encoded or sent: over budget, nothing is published (see dead_letters.py).
@@ -240,7 +246,7 @@ def run(args: argparse.Namespace) -> int:
                     counts["encoded"]["sink"] = write_sink(encoded_messages(encoded), args, since_ms, until_ms)
                 encoded.unpersist()
             if events is not None:  # scratch, read by the jobs above: never published
-                for directory in (events.counted_dir, events.encoded_dir):
+                for directory in (events.counted_dir, events.tally_dir, events.encoded_dir):
                     if directory is not None:
                         shutil.rmtree(directory)
             _write_json(stage / "counts.json", counts)

@@ -565,8 +565,8 @@ def _archive(spark: SparkSession, options: dict[str, str]) -> DataFrame:
 
 
 def counted_rows(spark: SparkSession, decoding: DataFrame, counted_dir: str) -> DataFrame:
-    """Run the decode job of ``read_files`` whose tasks write their COUNTED rows to ``counted_dir``
-    (``EventsHere.counted_dir``), and read those rows back: the frame the accounting reads, once per question."""
+    """Run the decode job of ``read_files`` whose tasks write events/, their counts and the COUNTED rows of their
+    dead letters and markers (``EventsHere``), and read those rows back: the frame the dead-letter outputs read."""
     decoding.write.format("noop").mode("overwrite").save()
     return spark.read.schema(COUNTED_SPARK).parquet(counted_dir)
 
@@ -575,12 +575,13 @@ class EventsHere(NamedTuple):
     """A replay whose decode tasks write events/ themselves (``cdc_jobs.io.event_files``): where, the writing
     job's id (in the file names), the window, the table patterns and the checkpoint's already-replayed records
     (``[source, partition, next_offset]``: read again, they are dropped before anything is written or counted,
-    as ``replay.skip_checkpointed`` drops them on the other path). The tasks write their COUNTED rows to
-    ``counted_dir``, one ``task_file`` each, and hand Spark only each row's verdict: the job reads the rows back
-    from there (``counted_rows``), which costs less than a million rows of twenty columns crossing into the JVM
-    and its disk cache. With ``encode`` (a target format whose order scope is "key") the tasks also encode the
-    kept events of the ``carried`` ops into ``encoded_dir`` (``cdc_jobs.transforms.encode.encode_each``, one
-    ``task_file`` per task)."""
+    as ``replay.skip_checkpointed`` drops them on the other path). The tasks count their rows themselves
+    (``accounting.Tally``, one ``task_file`` each in ``tally_dir``, summed without a Spark job: a job over a row
+    per record cost about 2 s of a 1M replay, bench/RESULTS.md, twenty-first round), write the COUNTED rows of
+    their dead letters and markers, which the dead-letter outputs need whole, to ``counted_dir`` (read back by
+    ``counted_rows``), and hand Spark only each row's verdict, so that its progress counts them. With ``encode``
+    (a target format whose order scope is "key") the tasks also encode the kept events of the ``carried`` ops
+    into ``encoded_dir`` (``cdc_jobs.transforms.encode.encode_each``, one ``task_file`` per task)."""
 
     dir: str
     job: str
@@ -589,6 +590,7 @@ class EventsHere(NamedTuple):
     tables: list[str]
     skip: list[list]
     counted_dir: str
+    tally_dir: str
     encode: str | None = None
     carried: list[str] | None = None
     encoded_dir: str | None = None
@@ -604,24 +606,38 @@ class EventsHere(NamedTuple):
 
     def write_task(self, task: int, decoded: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         """Write the kept events of one task's DECODED batches (``write``) into the task's own files, which are
-        complete and visible only when the task's rows are all written, and their COUNTED rows into
-        ``counted_dir``; yield each row's verdict (VERDICT rows)."""
+        complete and visible only when the task's rows are all written, the counts of its rows into
+        ``tally_dir`` and the COUNTED rows of its dead letters and markers into ``counted_dir``; yield each row's
+        verdict (VERDICT rows)."""
+        import pyarrow.compute as pc
+
+        from cdc_codecs.event_schema import MARKER_KINDS
+
         from cdc_jobs.io.event_files import EventFiles, task_file
+        from cdc_jobs.transforms.accounting import TALLY_ARROW, Tally
 
         files = EventFiles(self.dir, self.job, task)
         encoded = self.encoded_file(task)
         counted = task_file(self.counted_dir, task, COUNTED_ARROW)
+        tallied = task_file(self.tally_dir, task, TALLY_ARROW)
+        tally = Tally()
+        markers = pa.array(MARKER_KINDS, pa.string())
         try:
             for batch in decoded:
                 for rows in self.write(files, batch, encoded):
-                    counted.write(rows)
+                    tally.add(rows)
+                    whole = pc.or_(pc.is_valid(rows.column("dl_reason")),
+                                   pc.fill_null(pc.is_in(rows.column("op"), markers), False))
+                    if pc.any(whole).as_py():
+                        counted.write(rows.filter(whole))
                     yield pa.RecordBatch.from_arrays([rows.column("kept")], schema=VERDICT_ARROW)
+            tallied.write(tally.table())
         except BaseException:
-            for written in (files, counted, encoded):
+            for written in (files, counted, tallied, encoded):
                 if written is not None:
                     written.abort()
             raise
-        for written in (files, counted, encoded):
+        for written in (files, counted, tallied, encoded):
             if written is not None:
                 written.close()
 

@@ -24,6 +24,16 @@ from cdc_jobs.transforms.window import tables_mask, window_mask
 DATA = list(DATA_OP_NAMES)
 
 
+# The groups the counts are kept in (``summarise``, and ``Tally`` in the decode tasks that write events/).
+TALLY_KEYS = ["pos_source", "pos_partition", "table_name", "op", "kind", "kept", "assembled"]
+TALLY_ARROW = pa.schema([
+    ("pos_source", pa.string()), ("pos_partition", pa.int32()), ("table_name", pa.string()), ("op", pa.string()),
+    ("kind", pa.string()), ("kept", pa.string()), ("assembled", pa.bool_()),
+    ("rows", pa.int64()), ("records", pa.int64()), ("first_offset", pa.int64()), ("last_offset", pa.int64()),
+    ("max_event_time_ms", pa.int64()),
+])
+
+
 def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
               until_ms: Optional[int] = None) -> dict[str, Any]:
     is_dead = F.col("dl_reason").isNotNull()
@@ -38,7 +48,7 @@ def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
             "pos_source", "pos_partition", "table_name", "op", kind.alias("kind"), kept.alias("kept"),
             assembled.alias("assembled"), "first_of_record", "pos_offset", "event_time_ms",
         )
-        .groupBy("pos_source", "pos_partition", "table_name", "op", "kind", "kept", "assembled")
+        .groupBy(*TALLY_KEYS)
         .agg(
             F.count(F.lit(1)).alias("rows"),
             F.sum(F.col("first_of_record").cast("long")).alias("records"),
@@ -48,44 +58,58 @@ def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
         )
         .collect()
     )
+    return summary_of([r.asDict() for r in rows])
+
+
+def summarise_tallies(directory: str) -> dict[str, Any]:
+    """``summarise`` of the rows the decode tasks tallied themselves (``Tally``: a file per task in
+    ``directory``, a local one), read and summed here without a Spark job."""
+    import pyarrow.dataset as ds
+
+    tallies = ds.dataset(directory, format="parquet", schema=TALLY_ARROW).to_table()
+    return summary_of(retally(tallies).to_pylist())
+
+
+def summary_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The counts of the ``TALLY_ARROW`` rows (one per ``TALLY_KEYS`` group, in any order)."""
     events: dict = defaultdict(lambda: defaultdict(int))
     control: dict = defaultdict(int)
     filtered = {"window": 0, "tables": 0}
     sources: dict = {}
     total = {"records_read": 0, "dead_letters": 0, "fragments": 0, "tombstones": 0}
     for r in rows:
-        s = sources.setdefault((r.pos_source, r.pos_partition), {
-            "source": r.pos_source, "partition": r.pos_partition, "records": 0, "events": 0, "control": 0,
+        s = sources.setdefault((r["pos_source"], r["pos_partition"]), {
+            "source": r["pos_source"], "partition": r["pos_partition"], "records": 0, "events": 0, "control": 0,
             "dead_letters": 0, "fragments": 0, "tombstones": 0, "filtered_out": 0, "filtered_records": 0,
-            "assembled_events": 0, "fragment_dead_letters": 0, "first_offset": r.first_offset,
-            "last_offset": r.last_offset, "max_event_time_ms": None, "held_back_from": None})
-        records = r.records or 0
+            "assembled_events": 0, "fragment_dead_letters": 0, "first_offset": r["first_offset"],
+            "last_offset": r["last_offset"], "max_event_time_ms": None, "held_back_from": None})
+        n, records, kind, kept = r["rows"], r["records"] or 0, r["kind"], r["kept"]
         s["records"] += records
         total["records_read"] += records
-        s["first_offset"] = min(s["first_offset"], r.first_offset)
-        s["last_offset"] = max(s["last_offset"], r.last_offset)
-        if r.max_event_time_ms is not None:
-            s["max_event_time_ms"] = max(s["max_event_time_ms"] or 0, r.max_event_time_ms)
-        if r.kind == "dead":
-            s["dead_letters"] += r.rows
-            total["dead_letters"] += r.rows
-            if r.assembled:
-                s["fragment_dead_letters"] += r.rows
-        elif r.kind in ("fragment", "tombstone"):
-            s[f"{r.kind}s"] += r.rows
-            total[f"{r.kind}s"] += r.rows
-        elif r.kept != "kept":
-            s["filtered_out"] += r.rows
+        s["first_offset"] = min(s["first_offset"], r["first_offset"])
+        s["last_offset"] = max(s["last_offset"], r["last_offset"])
+        if r["max_event_time_ms"] is not None:
+            s["max_event_time_ms"] = max(s["max_event_time_ms"] or 0, r["max_event_time_ms"])
+        if kind == "dead":
+            s["dead_letters"] += n
+            total["dead_letters"] += n
+            if r["assembled"]:
+                s["fragment_dead_letters"] += n
+        elif kind in ("fragment", "tombstone"):
+            s[f"{kind}s"] += n
+            total[f"{kind}s"] += n
+        elif kept != "kept":
+            s["filtered_out"] += n
             s["filtered_records"] += records
-            filtered["window" if r.kept == "after_window" else r.kept] += r.rows
-            if r.kept == "after_window":  # read but belongs to a later window: the checkpoint must not skip it
+            filtered["window" if kept == "after_window" else kept] += n
+            if kept == "after_window":  # read but belongs to a later window: the checkpoint must not skip it
                 held = s["held_back_from"]
-                s["held_back_from"] = r.first_offset if held is None else min(held, r.first_offset)
+                s["held_back_from"] = r["first_offset"] if held is None else min(held, r["first_offset"])
         else:
-            s["events" if r.kind == "data" else "control"] += r.rows
-            (events[r.table_name] if r.kind == "data" else control)[r.op] += r.rows
-            if r.assembled:
-                s["assembled_events"] += r.rows
+            s["events" if kind == "data" else "control"] += n
+            (events[r["table_name"]] if kind == "data" else control)[r["op"]] += n
+            if r["assembled"]:
+                s["assembled_events"] += n
     return {
         **total,
         "events": {t: dict(sorted(ops.items())) for t, ops in sorted(events.items(), key=lambda kv: kv[0] or "")},
@@ -93,6 +117,71 @@ def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
         "filtered_out": filtered,
         "sources": sorted(sources.values(), key=lambda s: (s["source"], s["partition"])),
     }
+
+
+class Tally:
+    """``summarise``'s aggregate of COUNTED rows, kept by a decode task as it goes (``add`` each batch, ``table``
+    at the end), so that the counts need no Spark job over a row per record. The rows are tallied in chunks of
+    ``CHUNK``: one group-by per small batch costs more than the rows it sums."""
+
+    CHUNK = 65536
+
+    def __init__(self) -> None:
+        self._rows: list[pa.Table] = []
+        self._held = 0
+        self._tallies: list[pa.Table] = []
+
+    def add(self, counted: pa.RecordBatch) -> None:
+        """COUNTED rows (``COUNTED_ARROW``, with the task's ``kept`` verdicts)."""
+        self._rows.append(pa.table({
+            "pos_source": counted.column("pos_source"), "pos_partition": counted.column("pos_partition"),
+            "table_name": counted.column("table_name"), "op": counted.column("op"), "kind": kind_array(counted),
+            "kept": counted.column("kept"), "assembled": pc.is_null(counted.column("first_of_record")),
+            "first": pc.cast(counted.column("first_of_record"), pa.int64()),
+            "pos_offset": counted.column("pos_offset"), "event_time_ms": counted.column("event_time_ms")}))
+        self._held += counted.num_rows
+        if self._held >= self.CHUNK:
+            self._flush()
+
+    def _flush(self) -> None:
+        if self._rows:
+            groups = pa.concat_tables(self._rows).group_by(TALLY_KEYS, use_threads=False).aggregate([
+                ([], "count_all"), ("first", "sum"), ("pos_offset", "min"), ("pos_offset", "max"),
+                ("event_time_ms", "max")])
+            self._tallies.append(_as_tally(groups, "count_all", "first_sum", "pos_offset_min", "pos_offset_max",
+                                           "event_time_ms_max"))
+        self._rows, self._held = [], 0
+
+    def table(self) -> pa.Table:
+        """The task's tally rows (``TALLY_ARROW``), a row per group."""
+        self._flush()
+        return retally(pa.concat_tables(self._tallies) if self._tallies else TALLY_ARROW.empty_table())
+
+
+def retally(tallies: pa.Table) -> pa.Table:
+    """Tally rows of several batches or tasks -> one row per group. Sums and extremes skip NULLs, and a sum of
+    NULLs only is NULL, as Spark's aggregates in ``summarise`` do."""
+    groups = tallies.group_by(TALLY_KEYS, use_threads=False).aggregate([
+        ("rows", "sum"), ("records", "sum"), ("first_offset", "min"), ("last_offset", "max"),
+        ("max_event_time_ms", "max")])
+    return _as_tally(groups, "rows_sum", "records_sum", "first_offset_min", "last_offset_max",
+                     "max_event_time_ms_max")
+
+
+def _as_tally(groups: pa.Table, *sums: str) -> pa.Table:
+    named = dict(zip(["rows", "records", "first_offset", "last_offset", "max_event_time_ms"], sums))
+    return pa.table([groups.column(named.get(f.name, f.name)).cast(f.type) for f in TALLY_ARROW],
+                    schema=TALLY_ARROW)
+
+
+def kind_array(counted: pa.RecordBatch) -> pa.Array:
+    """``summarise``'s kind of each row of a COUNTED batch: "dead", "fragment", "tombstone", "data", "control"."""
+    op = counted.column("op")
+    return pc.case_when(
+        pc.make_struct(pc.is_valid(counted.column("dl_reason")), pc.fill_null(pc.equal(op, FRAGMENT), False),
+                       pc.fill_null(pc.equal(op, TOMBSTONE), False),
+                       pc.fill_null(pc.is_in(op, pa.array(DATA, pa.string())), False)),
+        "dead", "fragment", "tombstone", "data", "control")
 
 
 def kept_column(in_window: Column, in_tables: Column, until_ms: Optional[int]) -> Column:

@@ -78,7 +78,7 @@ def _outputs(out: Path) -> dict:
         got["encoded_dead_letters/" + f.name.split("-")[1]] = pq.read_table(f).to_pylist()
     counts = json.loads((out / "counts.json").read_text())
     got["counts"] = counts
-    for scratch in (replay_command.ENCODING, replay_command.COUNTING):  # never published
+    for scratch in (replay_command.ENCODING, replay_command.COUNTING, replay_command.TALLYING):  # never published
         assert not (out / scratch).exists()
     return got
 
@@ -172,5 +172,6 @@ def test_over_the_dead_letter_budget_no_message_is_published_and_no_scratch_is_l
     rejected = Path(str(out) + ".rejected")
     assert {"REJECTED", "counts.json", "dead_letters"} <= {p.name for p in rejected.iterdir()}
     left = [p for p in tmp_path.rglob("*")
-            if p.name in (replay_command.ENCODING, replay_command.COUNTING, "encoded", "events")]
+            if p.name in (replay_command.ENCODING, replay_command.COUNTING, replay_command.TALLYING, "encoded",
+                          "events")]
     assert not left, left

@@ -164,3 +164,60 @@ def test_a_task_over_more_tables_than_it_keeps_open_loses_no_row(tmp_path):
     assert got == expected
     assert len(list((tmp_path / "table_name=a.t").glob("part-00003-job-1.c*.snappy.parquet"))) > 1
     assert not list(tmp_path.rglob("*.tmp"))
+
+
+def _counted_rows(seed: int, n: int) -> pa.RecordBatch:
+    """COUNTED rows and verdicts as a decode batch gives them, with every case ``summarise`` tells apart: dead
+    letters, markers, control events, assembled rows, the second event of a record, NULL keys and times."""
+    import random
+
+    from cdc_jobs.schemas import COUNTED_ARROW
+
+    rnd = random.Random(seed)
+    rows = []
+    for i in range(n):
+        dead = rnd.random() < 0.1
+        op = rnd.choice(["INSERT", "UPDATE", "DELETE", "SNAPSHOT", "DDL", "HEARTBEAT", "FRAGMENT", "TOMBSTONE"])
+        rows.append({
+            "format": "canal-json", "op": None if dead else op,
+            "table_name": rnd.choice(["shop.a", "shop.b", None]),
+            "event_time_ms": rnd.choice([None, rnd.randrange(10**12, 10**12 + 10**6)]),
+            "pos_source": rnd.choice(["s1", "s2"]), "pos_partition": rnd.choice([0, 1, -1]),
+            "pos_offset": rnd.randrange(0, 10**6), "pos_index": rnd.randrange(3),
+            "dl_reason": f"bad {i}" if dead else None, "dl_field": "data" if dead else None,
+            "dl_raw": bytes([i % 256]) * 3 if dead else None,
+            "first_of_record": rnd.choice([True, False, None]),
+            # as ``kept_array`` gives it: no verdict for dead letters and markers
+            "kept": None if dead or op in ("FRAGMENT", "TOMBSTONE") else rnd.choice(
+                ["kept", "window", "after_window", "tables"]),
+        })
+    return pa.RecordBatch.from_pylist(rows, schema=COUNTED_ARROW)
+
+
+def test_the_tasks_tallies_summarise_as_the_rows_they_count(spark, tmp_path, monkeypatch):
+    """The decode tasks count their rows themselves (``Tally``, a file per task) and the accounting sums the
+    files without Spark: the same counts as ``summarise`` of the rows, however the rows fall into batches, chunks
+    and tasks."""
+    from pyspark.sql import functions as F
+
+    from cdc_jobs.io.event_files import task_file
+    from cdc_jobs.transforms.accounting import TALLY_ARROW, Tally, summarise, summarise_tallies
+
+    monkeypatch.setattr(Tally, "CHUNK", 500)  # several chunks a task
+    tasks = [[_counted_rows(1, 700), _counted_rows(2, 1), _counted_rows(3, 1300)], [_counted_rows(4, 900)], []]
+    for task, batches in enumerate(tasks):
+        tally = Tally()
+        for batch in batches:
+            tally.add(batch)
+        table = tally.table()
+        assert table.schema == TALLY_ARROW
+        # one row per group: far fewer than the rows
+        assert 0 < table.num_rows < sum(b.num_rows for b in batches) if batches else table.num_rows == 0
+        part = task_file(str(tmp_path / "tallies"), task, TALLY_ARROW)
+        part.write(table)
+        part.close()
+    rows = pa.Table.from_batches([b for batches in tasks for b in batches])
+    expected = summarise(spark.createDataFrame(rows), F.lit(True), F.lit(True), None)
+    assert expected["dead_letters"] == sum(1 for r in rows.column("dl_reason").to_pylist() if r is not None) > 0
+    assert expected["filtered_out"]["window"] and expected["control"] and expected["tombstones"]
+    assert summarise_tallies(str(tmp_path / "tallies")) == expected

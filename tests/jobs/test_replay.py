@@ -116,7 +116,7 @@ def test_failed_run_leaves_previous_output_intact(archive, tmp_path, monkeypatch
     def boom(*a, **k):
         raise RuntimeError("disk full")
 
-    monkeypatch.setattr(job, "summarise", boom)
+    monkeypatch.setattr(job, "check_dead_letter_budget", boom)  # after events/ and dead_letters/ are written
     with pytest.raises(RuntimeError, match="disk full"):
         replay("--source", str(archive["root"]), "--format", "canal-json", "--out", str(out))
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
