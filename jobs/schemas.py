@@ -19,8 +19,8 @@ ENCODED_SPARK = from_arrow_schema(ENCODED_ARROW)
 ENCODED_KEYED_SPARK = from_arrow_schema(ENCODED_KEYED_ARROW)
 # What a replay whose decode tasks wrote events/ themselves (``cdc_jobs.io.files.EventsHere``) counts of each
 # decoded row (``accounting.Tally``) and, for a dead letter or marker, keeps whole: its position and the
-# dead-letter columns; plus the verdict the task acted on ("kept", "window", "after_window", "tables"; NULL for dead letters
-# and markers: ``accounting.kept_column``). The event itself (images, declarations, vendor data) stays in the
+# dead-letter columns; plus the verdict the task acted on ("kept", "window", "after_window", "tables"; NULL for
+# dead letters and markers: ``accounting.kept_column``). The event itself (images, declarations, vendor data) stays in the
 # files: carrying its empty nested columns into the JVM and the replay's cache was a quarter of the replay's time.
 COUNTED_FIELDS = [n for n in DECODED_ARROW.names if n in {
     "format", "op", "table_name", "event_time_ms", "pos_source", "pos_partition", "pos_offset", "pos_index",
