@@ -28,6 +28,8 @@ demo: $(STAMP)
 	bash .ci/demo.sh
 
 test: $(STAMP)
+	# PostgreSQL and MariaDB for the db tests (installed and started here when missing; CI=true stops on failure)
+	bash .ci/services.sh || [ "$${CI:-}" != true ]
 	$(BIN)/python -m pytest -n 2 --dist loadgroup -q -p no:cacheprovider --durations=20 tests
 
 ui: $(STAMP)

@@ -14,6 +14,7 @@ from pathlib import Path
 from urllib.parse import quote
 
 import pytest
+from services import missing, require_module
 
 from .conftest import REPO
 
@@ -29,9 +30,15 @@ pytestmark = [
     pytest.mark.browser,
     pytest.mark.airflow,
     pytest.mark.xdist_group("airflow-standalone"),  # shares the session's standalone with test_backfill
-    pytest.mark.skipif(not CHROMIUM.exists(), reason=f"{CHROMIUM} is missing (Debian package 'chromium': "
-                                                     "apt-get install -y chromium)"),
+    pytest.mark.usefixtures("chromium"),
 ]
+
+
+@pytest.fixture
+def chromium() -> Path:
+    if not CHROMIUM.exists():
+        missing(f"{CHROMIUM} is missing (Debian package 'chromium': apt-get install -y chromium)")
+    return CHROMIUM
 
 
 def shot(page, name: str) -> Path:
@@ -74,8 +81,8 @@ def wait_until_triggered(page, sa, trigger, run_id: str, timeout: float = 180) -
 @pytest.fixture
 def sync_api():
     """Requested first, so a missing playwright skips before the standalone starts."""
-    return pytest.importorskip("playwright.sync_api", reason="the Python package 'playwright' is not installed "
-                                                             "(the 'test' extra pins it)")
+    return require_module("playwright.sync_api", "the Python package 'playwright' is not installed "
+                                                 "(the 'test' extra pins it)")
 
 
 def test_trigger_form_run_and_verification_report(sync_api, airflow_standalone, tmp_path):

@@ -23,6 +23,7 @@ from typing import Any, Optional
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from services import missing
 
 import db_producers as prod  # beside this file
 from cdc_codecs import Column, Event, Op, Position, get_codec
@@ -163,12 +164,12 @@ def _cols(read) -> list[str]:
 
 @pytest.fixture(scope="module")
 def maria():
-    pymysql = pytest.importorskip("pymysql")
+    import pymysql
     try:
         conn = pymysql.connect(host="127.0.0.1", port=3306, user="root", connect_timeout=3, autocommit=True,
                                conv={}, charset="utf8mb4")
     except Exception as exc:
-        pytest.skip(f"MariaDB is not reachable on 127.0.0.1:3306 as root without password: {exc}")
+        missing(f"MariaDB is not reachable on 127.0.0.1:3306 as root without password: {exc}")
     cur = conn.cursor()
     cur.execute("CREATE DATABASE IF NOT EXISTS test")
     cur.execute("SET time_zone = '+00:00'")
@@ -204,11 +205,11 @@ def maria():
 
 @pytest.fixture(scope="module")
 def postgres():
-    psycopg2 = pytest.importorskip("psycopg2")
+    import psycopg2
     try:
         conn = psycopg2.connect(host="127.0.0.1", port=5432, user="postgres", dbname="test", connect_timeout=3)
     except Exception as exc:
-        pytest.skip(f"PostgreSQL is not reachable on 127.0.0.1:5432 (trust, db test): {exc}")
+        missing(f"PostgreSQL is not reachable on 127.0.0.1:5432 (trust, db test): {exc}")
     conn.autocommit = True
     cur = conn.cursor()
     cur.execute("SET TimeZone = 'UTC'")

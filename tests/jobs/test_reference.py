@@ -7,6 +7,7 @@ import json
 import uuid
 
 import pytest
+from services import missing
 
 from cdc_jobs.io import reference as ref
 from cdc_jobs.errors import UsageError
@@ -69,7 +70,7 @@ def _mariadb():
     try:
         return pymysql.connect(host="127.0.0.1", port=3306, user="root", connect_timeout=3, autocommit=True)
     except Exception as exc:  # pragma: no cover - depends on the machine
-        pytest.skip(f"MariaDB is not reachable on 127.0.0.1:3306 as root: {exc}")
+        missing(f"MariaDB is not reachable on 127.0.0.1:3306 as root: {exc}")
 
 
 @pytest.mark.db
@@ -108,7 +109,7 @@ def test_count_postgresql_schema_tables():
     try:
         conn = psycopg2.connect(host="127.0.0.1", port=5432, user="postgres", dbname="postgres", connect_timeout=3)
     except Exception as exc:  # pragma: no cover
-        pytest.skip(f"PostgreSQL is not reachable on 127.0.0.1:5432: {exc}")
+        missing(f"PostgreSQL is not reachable on 127.0.0.1:5432: {exc}")
     conn.autocommit = True
     schema = f"cdcref_{uuid.uuid4().hex[:10]}"
     cur = conn.cursor()

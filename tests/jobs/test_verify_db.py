@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
+from services import missing
 
 from cdc_codecs import Column, Event, Op, Position, get_codec
 from cdc_jobs import cli
@@ -97,7 +98,7 @@ def source(tmp_path_factory):
     try:
         conn = pymysql.connect(host="127.0.0.1", port=3306, user="root", connect_timeout=3, autocommit=True)
     except Exception as exc:
-        pytest.skip(f"MariaDB is not reachable on 127.0.0.1:3306 as root without password: {exc}")
+        missing(f"MariaDB is not reachable on 127.0.0.1:3306 as root without password: {exc}")
     db = f"cdcverify_{uuid.uuid4().hex[:10]}"
     cur = conn.cursor()
     cur.execute(f"CREATE DATABASE `{db}`")
