@@ -105,21 +105,25 @@ def _s3(endpoint: Optional[str], region: Optional[str]) -> pafs.S3FileSystem:
 
 
 def configure_spark(spark) -> None:
-    """Point Spark's s3a connector (when the image has it) at the same store the driver's pyarrow writes reach:
-    endpoint and region from the standard AWS variables; keys come from its default credential chain, which
-    reads AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN itself. Explicit spark.hadoop.fs.s3a.* settings
-    (spark-defaults, the Airflow connection's conf) win."""
+    """Point Spark's s3a connector at the same store the driver's pyarrow writes reach, from the standard AWS
+    variables of this process as they are now: endpoint (path-style access), region, and the keys. Spark copies
+    AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN into fs.s3a.* itself, but only when its context
+    starts; a session shared by several jobs (tests, notebooks) must follow the environment each job runs with.
+    Explicit spark.hadoop.fs.s3a.* settings (spark-defaults, the Airflow connection's conf) win."""
     try:
         conf = spark.sparkContext._jsc.hadoopConfiguration()
+        explicit = spark.sparkContext.getConf()
     except Exception:  # noqa: BLE001 - Spark Connect: the server's own configuration applies
         return
     endpoint = _endpoint()
-    if endpoint and not conf.get("fs.s3a.endpoint"):
-        conf.set("fs.s3a.endpoint", endpoint)
-        conf.set("fs.s3a.path.style.access", "true")  # S3-compatible servers (MinIO) serve buckets as paths
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-    if region and not conf.get("fs.s3a.endpoint.region"):
-        conf.set("fs.s3a.endpoint.region", region)
+    settings = {"fs.s3a.endpoint": endpoint, "fs.s3a.path.style.access": "true" if endpoint else None,
+                "fs.s3a.endpoint.region": os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION"),
+                "fs.s3a.access.key": os.environ.get("AWS_ACCESS_KEY_ID"),
+                "fs.s3a.secret.key": os.environ.get("AWS_SECRET_ACCESS_KEY"),
+                "fs.s3a.session.token": os.environ.get("AWS_SESSION_TOKEN")}
+    for key, value in settings.items():
+        if value and not explicit.contains(f"spark.hadoop.{key}"):
+            conf.set(key, value)
 
 
 def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
