@@ -22,6 +22,7 @@ FORMATS: dict[str, str] = {
     "drs-gaussdb": "cdc_codecs.drs.drs_gaussdb",
     "cloudcanal-json": "cdc_codecs.canal.cloudcanal_json",
     "debezium-json": "cdc_codecs.debezium.debezium_json",
+    "debezium-bson": "cdc_codecs.debezium.debezium_bson",
     "dts-avro": "cdc_codecs.dts.dts_avro",
     "dataworks-json": "cdc_codecs.dataworks.dataworks_json",
 }
