@@ -442,6 +442,9 @@ class DebeziumAvroConfluentCodec(DebeziumJsonCodec):
         message, = DebeziumJsonCodec.encode(self, [e])
         msg, _ = jsontext.loads(message.value)
         connect, payload = msg["schema"], msg["payload"]
+        if len(e.sequence) == 1 and isinstance(payload.get("source"), dict):
+            # a one-number position (OMS, DTS, ...) keeps the events' order as a binlog position in file ""
+            payload["source"].update(file="", pos=JsonNumber(str(e.sequence[0])))
         connect = _with_source_fields(_fitting_integers(connect, payload), payload)
         subject = e.qualified_table or "table"
         store = schema_registry.store()

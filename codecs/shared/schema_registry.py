@@ -3,14 +3,15 @@ Apicurio's ``/apis/ccompat/v7`` serve it) or from a folder of archived schemas (
 ``cdc-replay archive`` writes beside the topic's dump).
 
 Where the schemas come from is a setting of the process (``configure``; by default the environment:
-``CDC_REPLAY_SCHEMA_REGISTRY`` = registry URL, ``CDC_REPLAY_SCHEMAS`` = folder). Credentials never travel as
+``CDC_REPLAY_SCHEMA_REGISTRY`` = registry URL, ``CDC_REPLAY_SCHEMAS`` = folder(s), ``CDC_REPLAY_SCHEMAS_OUT`` =
+the folder an encoder writes new schemas to). Credentials never travel as
 options: ``CDC_REPLAY_SCHEMA_REGISTRY_USER_INFO`` (``user:password``, Confluent's ``basic.auth.user.info``) or
 the standard ``SCHEMA_REGISTRY_USER_INFO``, read where the requests are made. Each schema id is fetched once per
 process and cached, so a decode task asks the registry once per schema, never per message.
 
 Writing (``register``): with a registry, the schema is registered under its subject (``<topic>-value`` /
 ``<topic>-key``) and the registry's id is used; otherwise the id is derived from the schema's canonical form
-(stable across processes) and, with a folder, the schema is written there as ``<id>.avsc``. Without either, the
+(stable across processes) and, with a folder to write to, the schema is written there as ``<id>.avsc``. Without either, the
 schema lives in this process only (enough to decode what the same process encoded)."""
 
 from __future__ import annotations
@@ -27,8 +28,11 @@ from pathlib import Path
 from typing import Any, Optional
 
 ENV_URL = "CDC_REPLAY_SCHEMA_REGISTRY"
-ENV_FOLDER = "CDC_REPLAY_SCHEMAS"
+ENV_FOLDER = "CDC_REPLAY_SCHEMAS"  # one folder, or several separated by os.pathsep
+ENV_FOLDER_OUT = "CDC_REPLAY_SCHEMAS_OUT"  # where an encoder writes the schemas it made, without a registry
 ENV_USER_INFO = ("CDC_REPLAY_SCHEMA_REGISTRY_USER_INFO", "SCHEMA_REGISTRY_USER_INFO")
+# Every variable the store reads: the jobs hand these to each executor process that decodes or encodes.
+ENVIRONMENT = (ENV_URL, ENV_FOLDER, ENV_FOLDER_OUT, *ENV_USER_INFO)
 TIMEOUT_S = 30
 
 
@@ -37,9 +41,10 @@ class SchemaNotFound(LookupError):
 
 
 class SchemaStore:
-    def __init__(self, url: Optional[str] = None, folder: Optional[str] = None):
+    def __init__(self, url: Optional[str] = None, folder: Optional[str] = None, out: Optional[str] = None):
         self.url = url.rstrip("/") if url else None
-        self.folder = Path(folder) if folder else None
+        self.folders = [Path(f) for f in (folder or "").split(os.pathsep) if f]
+        self.out = Path(out) if out else (self.folders[0] if self.folders else None)
         self._by_id: dict[int, dict] = {}
         self._ids: dict[tuple[str, str], int] = {}
         self._lock = threading.Lock()
@@ -47,7 +52,8 @@ class SchemaStore:
 
     def describe(self) -> str:
         return " and ".join(filter(None, [f"registry {self.url}" if self.url else "",
-                                          f"folder {self.folder}" if self.folder else ""])) or "no schema source"
+                                          f"folder {os.pathsep.join(map(str, self.folders))}" if self.folders
+                                          else ""])) or "no schema source"
 
     def get(self, schema_id: int) -> dict:
         """The schema (parsed JSON) with this id; SchemaNotFound when no configured source has it."""
@@ -61,8 +67,8 @@ class SchemaStore:
 
     def _fetch(self, schema_id: int) -> dict:
         self.fetches += 1
-        if self.folder is not None:
-            path = self.folder / f"{schema_id}.avsc"
+        for folder in self.folders:
+            path = folder / f"{schema_id}.avsc"
             if path.is_file():
                 return json.loads(path.read_text(encoding="utf-8"))
         if self.url:
@@ -90,8 +96,8 @@ class SchemaStore:
                 schema_id = int(reply["id"])
             else:
                 schema_id = int.from_bytes(hashlib.sha256(text.encode()).digest()[:4], "big") & 0x7FFFFFFF
-                if self.folder is not None:
-                    write_schema(self.folder, schema_id, schema)
+                if self.out is not None:
+                    write_schema(self.out, schema_id, schema)
             self._by_id[schema_id] = schema
             self._ids[(subject, text)] = schema_id
             return schema_id
@@ -123,19 +129,29 @@ def write_schema(folder: Path, schema_id: int, schema: dict) -> None:
 
 
 _store: Optional[SchemaStore] = None
-_settings: Optional[tuple[Optional[str], Optional[str]]] = None
+_settings: Optional[tuple] = None
+_override: Optional[tuple] = None
 
 
-def configure(url: Optional[str] = None, folder: Optional[str] = None) -> None:
-    """Where this process reads (and registers) schemas. Called with the same settings again, it keeps the
-    cache; with other settings it starts a new one."""
-    global _store, _settings
-    if _settings != (url, folder) or _store is None:
-        _store, _settings = SchemaStore(url, folder), (url, folder)
+def configure(url: Optional[str] = None, folder: Optional[str] = None, out: Optional[str] = None) -> None:
+    """Set where this process reads (and registers) schemas, over the environment; ``configure()`` goes back to
+    the environment."""
+    global _override
+    _override = (url, folder, out) if (url or folder or out) else None
+
+
+def settings() -> tuple[Optional[str], Optional[str], Optional[str]]:
+    """(registry URL, folders to read, folder to write) in force: ``configure``'s, else the environment's."""
+    if _override is not None:
+        return _override
+    return (os.environ.get(ENV_URL) or None, os.environ.get(ENV_FOLDER) or None,
+            os.environ.get(ENV_FOLDER_OUT) or None)
 
 
 def store() -> SchemaStore:
-    if _store is None:
-        configure(os.environ.get(ENV_URL) or None, os.environ.get(ENV_FOLDER) or None)
-    assert _store is not None
+    """The process's store; a new one (empty cache) only when the settings changed."""
+    global _store, _settings
+    now = settings()
+    if _store is None or now != _settings:
+        _store, _settings = SchemaStore(*now), now
     return _store
