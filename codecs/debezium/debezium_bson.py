@@ -392,14 +392,7 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
             payload = self._bson_payload(e)
             if own and e.vendor.get("fix"):
                 apply_fix(payload, e.vendor["fix"])
-            envelope = e.vendor.get("envelope", "bare") if own else "bare"
-            msg: dict[str, Any] = payload
-            if envelope == "schema":
-                msg = {"schema": unliteral(e.vendor["schema"]), "payload": payload}
-            elif envelope == "payload":
-                msg = {"payload": payload}
-            if own and envelope != "bare" and e.vendor.get("envelope_extra"):
-                msg.update({k: unliteral(v) for k, v in e.vendor["envelope_extra"].items()})
+            msg = self.enveloped(e, payload)
             op = payload.get("op") if isinstance(payload.get("op"), str) else e.op.value
             out.append(EncodedMessage(jsontext.dumps(msg), self._key_bytes(e, own), e.qualified_table, op))
         return out
@@ -456,7 +449,9 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
     def _description(self, e: Event, own: bool, cols: dict[str, Column], document) -> dict[str, Any]:
         removed = [c for c in e.removed_columns if (e.after or {}).get(c, "") is None]
         before = e.before or {}
-        key = set(e.primary_key)
+        # The document key is not an updated field (it comes with the record key), but another format's row keeps
+        # its key columns there too: its key must survive an archive that drops the record key (JSON lines).
+        key = set(e.primary_key) if own else set()
         updated = {k: v for k, v in (e.after or {}).items()
                    if k not in removed and not (k in key and k in before and before[k] == v)}
         truncated = e.vendor.get("truncatedArrays") if own else None

@@ -397,20 +397,27 @@ class DebeziumJsonCodec(Codec):
             payload = self._payload(e, foreign, rendered)
             if own and e.vendor.get("fix"):
                 apply_fix(payload, e.vendor["fix"])
-            envelope = e.vendor.get("envelope", "bare") if own else ("schema" if foreign else "bare")
-            if foreign:
-                msg: dict[str, Any] = {"schema": _envelope_schema(e, foreign), "payload": payload}
-            elif envelope == "schema":
-                msg = {"schema": unliteral(e.vendor["schema"]), "payload": payload}
-            elif envelope == "payload":
-                msg = {"payload": payload}
-            else:
-                msg = payload
-            if own and envelope != "bare" and e.vendor.get("envelope_extra"):
-                msg.update({k: unliteral(v) for k, v in e.vendor["envelope_extra"].items()})
+            msg = self.enveloped(e, payload, _envelope_schema(e, foreign) if foreign else None)
             op = payload.get("op") if isinstance(payload.get("op"), str) else e.op.value
             out.append(EncodedMessage(jsontext.dumps(msg), self._key(e, own), e.qualified_table, op))
         return out
+
+    def enveloped(self, e: Event, payload: dict, schema: Optional[dict] = None) -> dict:
+        """The message around a payload: an own event's JsonConverter envelope as received (with the keys a newer
+        converter added); another's with ``schema`` when given, else the bare payload."""
+        own = e.format == self.name
+        envelope = e.vendor.get("envelope", "bare") if own else ("schema" if schema is not None else "bare")
+        if schema is not None:
+            msg: dict[str, Any] = {"schema": schema, "payload": payload}
+        elif envelope == "schema":
+            msg = {"schema": unliteral(e.vendor["schema"]), "payload": payload}
+        elif envelope == "payload":
+            msg = {"payload": payload}
+        else:
+            msg = payload
+        if own and envelope != "bare" and e.vendor.get("envelope_extra"):
+            msg.update({k: unliteral(v) for k, v in e.vendor["envelope_extra"].items()})
+        return msg
 
     def _key(self, e: Event, own: bool) -> Optional[bytes]:
         if own and e.position.key is not None:

@@ -40,8 +40,8 @@ def apply(encoded: Optional[str]) -> None:
 
 
 def schema_folders(sources: Sequence[str]) -> list[str]:
-    """``_schemas`` folders archived beside local archive files: in a source directory or one of its parents (the
-    archive root of a ``topic/partition=N`` dump), or beside a glob's directory."""
+    """``_schemas`` folders archived with local archive files: in or under a source directory, in one of its
+    parents (the archive root of a ``topic/partition=N`` dump), or beside a file's or a glob's directory."""
     found: list[str] = []
     for src in sources:
         if "://" in src and not src.startswith("file://"):
@@ -49,11 +49,13 @@ def schema_folders(sources: Sequence[str]) -> list[str]:
         path = Path(src[len("file://"):] if src.startswith("file://") else src)
         if glob.has_magic(str(path)):
             path = Path(str(path).split("*")[0].split("?")[0].split("[")[0]).parent
-        for d in [path, *path.parents] if path.is_dir() else list(path.parents):
-            if (d / SCHEMAS_DIR).is_dir():
-                if str(d / SCHEMAS_DIR) not in found:
-                    found.append(str(d / SCHEMAS_DIR))
-                break
+        candidates = [d / SCHEMAS_DIR for d in ([path, *path.parents] if path.is_dir() else path.parents)]
+        nearest = next((c for c in candidates if c.is_dir()), None)
+        below = sorted(Path(root) / SCHEMAS_DIR for root, dirs, _ in os.walk(path) if SCHEMAS_DIR in dirs) \
+            if path.is_dir() else []
+        for d in ([nearest] if nearest else []) + below:
+            if str(d) not in found:
+                found.append(str(d))
     return found
 
 
