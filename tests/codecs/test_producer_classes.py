@@ -195,16 +195,16 @@ def test_oms_avro_null_decimal_does_not_declare_a_weaker_type():
 
 # ------------------------------------------------------------------------------------- additive fields
 
+# fixtures whose first message is a JSON object (an array-of-messages fixture has no top level to add a field to)
 JSON_FIXTURES = sorted(p for p in FIXTURES_ROOT.glob("*/*.json")
-                       if not p.name.startswith("malformed-") and p.parent.name not in ("dts-avro", "oms-avro"))
+                       if not p.name.startswith("malformed-") and p.parent.name not in ("dts-avro", "oms-avro")
+                       and isinstance(jsontext.loads(p.read_bytes())[0], dict))
 
 
 @pytest.mark.parametrize("path", JSON_FIXTURES, ids=lambda p: f"{p.parent.name}/{p.name}")
 def test_unknown_additive_fields_are_tolerated_and_reencoded(path):
     codec = get_codec(path.parent.name)
     obj = jsontext.loads(path.read_bytes())[0]
-    if not isinstance(obj, dict):
-        pytest.skip("not an object message")
     obj["x_added_by_newer_version"] = {"n": jsontext.JsonNumber("1.50"), "s": "x"}
     if isinstance(obj.get("payload"), dict):
         obj["payload"]["x_payload_field"] = [1, "two"]
