@@ -47,11 +47,16 @@ def test_primary_keys_and_one_level_table_name():
 
 
 def test_compressed_update_images_and_truncate():
-    [u] = decode("synthetic-update-compressed.json")
-    assert u.primary_key == ("CUST_CODE", "ORDER_DATE", "PRODUCT_CODE", "ORDER_ID")
+    [u] = decode("doc-update.json")
+    assert (u.before["PRODUCT_AMOUNT"], u.before["TRANSACTION_ID"]) == ("3", "100")
     assert "TRANSACTION_ID" not in u.after and u.after["PRODUCT_PRICE"] == "14000.00"  # not present, not NULL
-    [t] = decode("synthetic-truncate.json")
+    [k] = decode("synthetic-update-primary-keys-tokens.json")
+    assert k.primary_key == ("CUST_CODE", "ORDER_DATE", "PRODUCT_CODE", "ORDER_ID")
+    assert [p for p, _ in k.vendor["fix"]] == [["current_ts"], ["tokens"]]
+    [t] = decode("doc-truncate.json")
     assert (t.op, t.qualified_table, t.before, t.after) == (Op.TRUNCATE, "QASOURCE.TCUSTORD", None, None)
+    [d] = decode("doc-delete.json")
+    assert (d.op, d.after, d.before["PRODUCT_PRICE"], d.sequence) == (Op.DELETE, None, "135000.00", (Decimal(5272),))
 
 
 def test_catalog_level_is_the_schema():
