@@ -159,8 +159,10 @@ class CanalJsonCodec(Codec):
         losses=(("timestamp", "wall-clock"),),
         packs_rows=True,
         notes="UPDATE carries old values of changed columns only (unchanged columns equal the new values); "
-              "no snapshot marker (full-sync rows are INSERT), no heartbeat or transaction markers; "
-              "id is a batch id, ordering is es (ms).",
+              "Canal's full sync writes INSERT (type INIT, of Canal-based full-sync tools, decodes as SNAPSHOT "
+              "and re-encodes as INIT; a foreign SNAPSHOT is written as INSERT); column types by mysqlType "
+              "(TEXT is text whatever sqlType says); no heartbeat or transaction markers; id is a batch id, "
+              "ordering is es (ms).",
     )
 
     # ---------------------------------------------------------------------------------------------- decode

@@ -24,9 +24,9 @@ from decimal import Decimal
 from typing import Any, Optional, Sequence
 
 from ..base import TYPED_FAMILIES, Capabilities, Codec, untyped
-from ..event import Column, EncodeError, Event, Op, Position
+from ..event import EncodeError, Event, Op, Position
 from ..jsontext import JsonNumber
-from ..shared.json_cells import column_flags, deviations, number_columns, read_image, render_image
+from ..shared.json_cells import declared, read_image, render_image, rendering
 from ..shared.json_fix import fix_paths
 from ..shared.value_text import int_field, is_text
 
@@ -87,8 +87,10 @@ class MaxwellJsonCodec(Codec):
             sequence = binlog or ((Decimal(seconds) / 1000,) if seconds is not None else ())
             return [Event(op=Op.DDL, position=position, ddl=sql, event_time_ms=seconds, sequence=sequence,
                           vendor={"type": kind}, **common)]
-        common.update(event_time_ms=seconds * 1000 if seconds is not None else None,
-                      sequence=binlog or ((Decimal(seconds),) if seconds is not None else ()))
+        # without a position a change is ordered by its ts, and a bootstrap row (full sync) comes before changes,
+        # as full-sync rows without a sequence do in every format
+        by_ts = (Decimal(seconds),) if seconds is not None and kind != "bootstrap-insert" else ()
+        common.update(event_time_ms=seconds * 1000 if seconds is not None else None, sequence=binlog or by_ts)
         if kind in CONTROL_TYPES:
             return [Event(op=Op.HEARTBEAT, position=position, vendor={"type": kind}, **common)]
         op = ROW_TYPES.get(kind)
@@ -124,11 +126,8 @@ class MaxwellJsonCodec(Codec):
         keys = msg.get("primary_key_columns")
         if keys is not None and not (isinstance(keys, list) and all(is_text(k) for k in keys)):
             raise self.error("primary_key_columns", position, "expected a list of column names")
-        columns = number_columns(numbers)
-        flags = {c.name: c.number for c in columns}
+        columns, render = declared(numbers, {"data": data_kinds, "old": old_kinds})
         vendor: dict[str, Any] = {}
-        render = {part: dev for part, dev in (("data", deviations(data_kinds, flags)),
-                                              ("old", deviations(old_kinds, flags))) if dev}
         if render:
             vendor["render"] = render
         before, after = None, data
@@ -173,8 +172,7 @@ class MaxwellJsonCodec(Codec):
         if not e.op.is_data:
             msg["data"] = {}
             return msg
-        flags = column_flags(_columns(e), own)
-        render = e.vendor.get("render", {}) if own else {}
+        flags, render = rendering(e, own)
         row = e.before if e.op is Op.DELETE else e.after
         msg["data"] = render_image(FORMAT, row or {}, flags, render.get("data", {}), "data")
         if e.op is Op.UPDATE:
@@ -182,15 +180,6 @@ class MaxwellJsonCodec(Codec):
             if old:
                 msg["old"] = render_image(FORMAT, old, flags, render.get("old", {}), "old")
         return msg
-
-
-def _columns(e: Event) -> list[Column]:
-    """Declared columns, then any image column without a declaration."""
-    seen = {c.name: c for c in e.columns}
-    for image in (e.after, e.before):
-        for name in image or {}:
-            seen.setdefault(name, Column(name))
-    return list(seen.values())
 
 
 def _old_cells(e: Event, own: bool) -> dict[str, Optional[str]]:

@@ -21,8 +21,8 @@ from decimal import Decimal
 from typing import Any, Optional
 
 from ..base import TYPED_FAMILIES, Capabilities, Codec, untyped
-from ..event import Column, EncodeError, Event, Op, Position
-from ..shared.json_cells import column_flags, deviations, number_columns, read_image, render_image
+from ..event import EncodeError, Event, Op, Position
+from ..shared.json_cells import declared, read_image, render_image, rendering
 from ..shared.json_fix import fix_paths
 from ..shared.value_text import is_text
 
@@ -99,10 +99,7 @@ class OggJsonCodec(Codec):
             raise self.error("after", position, "a delete carries no after image")
         if op is Op.INSERT and before is not None:
             raise self.error("before", position, "an insert carries no before image")
-        columns = number_columns(numbers)
-        flags = {c.name: c.number for c in columns}
-        render = {part: dev for part, dev in (("before", deviations(before_kinds, flags)),
-                                              ("after", deviations(after_kinds, flags))) if dev}
+        columns, render = declared(numbers, {"before": before_kinds, "after": after_kinds})
         return [Event(before=before, after=after, columns=columns,
                       vendor={"render": render} if render else {}, **common)]
 
@@ -129,21 +126,12 @@ class OggJsonCodec(Codec):
             msg["primary_keys"] = list(e.primary_key)
         if e.op is Op.TRUNCATE:
             return msg
-        flags = column_flags(_columns(e), own)
-        render = e.vendor.get("render", {}) if own else {}
+        flags, render = rendering(e, own)
         if e.before is not None and e.op in (Op.UPDATE, Op.DELETE):
             msg["before"] = render_image(FORMAT, e.before, flags, render.get("before", {}), "before")
         if e.op is not Op.DELETE:
             msg["after"] = render_image(FORMAT, e.after or {}, flags, render.get("after", {}), "after")
         return msg
-
-
-def _columns(e: Event) -> list[Column]:
-    seen = {c.name: c for c in e.columns}
-    for image in (e.after, e.before):
-        for name in image or {}:
-            seen.setdefault(name, Column(name))
-    return list(seen.values())
 
 
 def _epoch_ms(text: str) -> Optional[int]:

@@ -11,9 +11,9 @@ decimal and float families as bare numbers, everything else as strings (``bare_f
 
 from __future__ import annotations
 
-from typing import Any, Mapping, Optional, Sequence
+from typing import Any, Mapping, Optional
 
-from ..event import Column, EncodeError, Image, Position
+from ..event import Column, EncodeError, Event, Image, Position
 from ..jsontext import JsonNumber
 from ..types import family
 from .json_fix import unliteral
@@ -41,9 +41,24 @@ def read_image(codec: Any, row: Any, field: str, position: Position, numbers: di
     return image, kinds
 
 
-def number_columns(numbers: Mapping[str, bool]) -> tuple[Column, ...]:
-    """The columns an untyped message declares: every column seen, flagged when its values were bare numbers."""
-    return tuple(Column(name, number=flag) for name, flag in numbers.items())
+def declared(numbers: Mapping[str, bool], kinds: Mapping[str, Mapping[str, str]]
+             ) -> tuple[tuple[Column, ...], dict[str, dict[str, str]]]:
+    """What an untyped message declares: every column seen, flagged when its values were bare numbers, and per image
+    part (``kinds``: part -> ``read_image`` kinds) the cells written otherwise than their column (``vendor["render"]``)."""
+    columns = tuple(Column(name, number=flag) for name, flag in numbers.items())
+    render = {part: dev for part, cells in kinds.items() if (dev := deviations(cells, numbers))}
+    return columns, render
+
+
+def rendering(event: Event, own: bool) -> tuple[dict[str, bool], Mapping[str, Mapping[str, str]]]:
+    """How to write an event's cells: per column whether it is a bare number (as decoded for an own event, by type
+    family for a foreign one, also for image columns it does not declare), and an own event's deviating cells."""
+    columns = {c.name: c for c in event.columns}
+    for image in (event.after, event.before):
+        for name in image or {}:
+            columns.setdefault(name, Column(name))
+    flags = {name: (c.number if own else bare_family(c)) for name, c in columns.items()}
+    return flags, (event.vendor.get("render", {}) if own else {})
 
 
 def deviations(kinds: Mapping[str, str], flags: Mapping[str, bool]) -> dict[str, str]:
@@ -54,11 +69,6 @@ def deviations(kinds: Mapping[str, str], flags: Mapping[str, bool]) -> dict[str,
 def bare_family(column: Column) -> bool:
     """Foreign events: integer, decimal and floating columns are written as JSON numbers, the rest as strings."""
     return column.number or family(column.type_name, column.jdbc_type) in ("int", "decimal", "float")
-
-
-def column_flags(columns: Sequence[Column], own: bool) -> dict[str, bool]:
-    """Per column, whether its values are written as bare numbers: as decoded (own events) or by type family."""
-    return {c.name: (c.number if own else bare_family(c)) for c in columns}
 
 
 def render_image(vendor: str, image: Image, flags: Mapping[str, bool], kinds: Mapping[str, str], part: str
