@@ -29,7 +29,7 @@ from ..base import Capabilities, Codec
 from ..shared.json_cells import deviations, read_image, render_image
 from ..shared.json_fix import fix_paths
 from ..shared.value_text import int_field
-from ..event import Column, EncodeError, Event, Image, Op, Position
+from ..event import Column, EncodeError, Event, Op, Position
 from ..jsontext import JsonNumber
 from ..types import FAMILY_JDBC, JDBC, family, jdbc_type_name
 

@@ -1,6 +1,6 @@
 """Row images of JSON formats that write each column value as a bare JSON scalar of the producer's choosing and
-declare no column types (Maxwell, Oracle GoldenGate's JSON formatter): numbers bare, text as strings, booleans,
-nested JSON as objects or arrays.
+may declare no column types (Maxwell, Oracle GoldenGate's JSON formatter; CloudCanal's rows, whose types travel
+beside them): numbers bare, text as strings, booleans, nested JSON as objects or arrays.
 
 Canonical text keeps what was written exactly (``value_text.cell_text``): a number's literal, a string, "true" /
 "false", the JSON text of an object or array. How each cell was written is kept so a re-encode writes it the same
