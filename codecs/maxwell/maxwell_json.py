@@ -164,7 +164,7 @@ class MaxwellJsonCodec(Codec):
         msg["type"] = e.vendor["type"] if e.op is Op.HEARTBEAT else TYPE_OF_OP[e.op]
         if e.event_time_ms is not None:
             msg["ts"] = JsonNumber(str(e.event_time_ms // 1000))
-        if e.transaction_id is not None and e.transaction_id.isdigit():
+        if e.transaction_id is not None and e.transaction_id.isascii() and e.transaction_id.isdigit():
             msg["xid"] = JsonNumber(str(int(e.transaction_id)))
         _put_position(msg, e)
         if e.primary_key:

@@ -148,7 +148,10 @@ def _epoch_ms(text: str) -> Optional[int]:
 
 
 def _op_ts(ms: int) -> str:
-    stamp = _EPOCH + timedelta(milliseconds=ms)
+    try:
+        stamp = _EPOCH + timedelta(milliseconds=ms)
+    except OverflowError:
+        raise EncodeError(FORMAT, "op_ts", f"event time {ms} ms is outside years 1-9999") from None
     return f"{stamp.year:04d}-{stamp:%m-%d %H:%M:%S}.{stamp.microsecond:06d}"
 
 

@@ -80,6 +80,8 @@ def test_foreign_events_pos_op_ts_and_numbers():
     ddl = next(e for e in scenario_events() if e.op is Op.DDL)
     with pytest.raises(EncodeError, match="DDL"):
         CODEC.encode([ddl])
+    with pytest.raises(EncodeError, match="op_ts"):  # an event time no op_ts can spell
+        CODEC.encode([snapshot.with_(event_time_ms=-2 ** 62)])
 
 
 @pytest.mark.parametrize("name,field", [("malformed-unknown-op-type.json", "op_type"),
