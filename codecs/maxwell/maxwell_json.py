@@ -49,7 +49,8 @@ class MaxwellJsonCodec(Codec):
         before_image="changed",
         delete_image="full",
         ops=frozenset({Op.SNAPSHOT, Op.INSERT, Op.UPDATE, Op.DELETE, Op.DDL}),
-        notes="No column types (integers, decimals and doubles are bare numbers, the rest strings); UPDATE old "
+        notes="No column types (integers, decimals and doubles are bare numbers, the rest strings; a value is the "
+              "text Maxwell wrote: TIMESTAMP as UTC wall-clock text, SET as a JSON array); UPDATE old "
               "holds the changed columns only; full-sync rows are bootstrap-insert (bootstrap-start/-complete "
               "decode as control records, not re-encoded); row ts is whole seconds; ordering is the binlog "
               "position when output (else ts): a foreign sequence that is not (file number, offset) is not "
