@@ -26,6 +26,8 @@ FORMATS: dict[str, str] = {
     "debezium-avro-confluent": "cdc_codecs.debezium.debezium_avro_confluent",
     "dts-avro": "cdc_codecs.dts.dts_avro",
     "dataworks-json": "cdc_codecs.dataworks.dataworks_json",
+    "maxwell-json": "cdc_codecs.maxwell.maxwell_json",
+    "ogg-json": "cdc_codecs.ogg.ogg_json",
 }
 
 
