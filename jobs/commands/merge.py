@@ -39,7 +39,7 @@ from pyspark.sql import functions as F
 
 from cdc_jobs.transforms import merge as mt
 from cdc_jobs.transforms import state_types as st
-from cdc_jobs.io.atomic import resolve_output, staged_output
+from cdc_jobs.io.atomic import normalise_part_names, resolve_output, staged_output
 from cdc_jobs.errors import UsageError
 from cdc_jobs.schemas import EVENT_SPARK
 
@@ -290,16 +290,8 @@ def _source_columns(typings, lineage: Optional[dict[str, list[str]]] = None) -> 
 
 
 def _finish_files(directory: Path) -> None:
-    """Deterministic file names (Spark's carry a random UUID) and no checksum side files."""
-    for dirpath, _, files in os.walk(directory):
-        d = Path(dirpath)
-        for f in files:
-            if f.endswith(".crc"):
-                (d / f).unlink()
-        parts = sorted(f for f in files if f.startswith("part-") and not f.endswith(".crc"))
-        for i, f in enumerate(parts):
-            suffix = ".snappy.parquet" if f.endswith(".snappy.parquet") else ".parquet"
-            (d / f).rename(d / f"part-{i:05d}{suffix}")
+    """Deterministic file names (Spark's carry a random UUID) and no checksum side files, locally or in a store."""
+    normalise_part_names(directory)
 
 
 def write_table(rows: DataFrame, typings, n_rows: int, out: Path) -> None:
