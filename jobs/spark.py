@@ -7,6 +7,8 @@ import sys
 
 from pyspark.sql import SparkSession
 
+from cdc_jobs import jvm
+
 DEFAULT_MASTER = "local[2]"
 
 
@@ -16,6 +18,13 @@ def session(app_name: str = "cdc-replay") -> SparkSession:
     # `cdc-replay` run starts its own local Spark.
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # The project jar and the connectors (Delta Lake, Kafka, s3a), built at install time by cdc_jobs.jvm;
+        # spark-submit gets the same list as --jars (the Airflow operator).
+        jars = jvm.runtime_jars()
+        if jars:
+            builder = builder.config("spark.jars", ",".join(map(str, jars)))
+            for key, value in jvm.DELTA_CONF.items():
+                builder = builder.config(key, value)
         builder = (
             builder.master(os.environ.get("CDC_REPLAY_SPARK_MASTER", DEFAULT_MASTER))
             .config("spark.ui.enabled", "false")

@@ -162,6 +162,19 @@ def test_secrets_reach_spark_submit_by_its_environment_only(monkeypatch):
     assert hook._mask_cmd(command).count(SECRETS[0]) == 0
 
 
+def test_spark_submit_loads_the_installed_jars_as_a_cli_session_does(monkeypatch):
+    from cdc_jobs import jvm
+
+    jars = jvm.runtime_jars()
+    assert jars, "no JVM build: run `python -m cdc_jobs.jvm` (make install)"
+    op = secret_operator(monkeypatch)
+    command = op._get_hook()._build_spark_submit_command(op.application)
+    assert command[command.index("--jars") + 1] == ",".join(map(str, jars))
+    assert jars[0].name == jvm.PROJECT_JAR and any(j.name.startswith("delta-spark_") for j in jars)
+    confs = {c.split("=", 1)[0]: c.split("=", 1)[1] for i, c in enumerate(command) if command[i - 1] == "--conf"}
+    assert confs["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
+
+
 def test_secrets_are_refused_where_they_would_become_spark_conf(monkeypatch):
     from cdc_replay_airflow.hooks.spark_submit import SecretEnvError
 
