@@ -57,7 +57,8 @@ def start_hdfs(work: Path, timeout_s: float = 120.0) -> Hdfs:
     work.mkdir(parents=True, exist_ok=True)
     written, details, log = work / "minicluster.xml", work / "details.json", work / "minicluster.log"
     argv = ["java", "-Xmx384m", "-XX:+UseSerialGC", "-XX:TieredStopAtLevel=1", f"-Dtest.build.data={work / 'data'}",
-            "-cp", os.pathsep.join(map(str, jars)), "org.apache.hadoop.test.MiniDFSClusterManager",
+            # the minicluster's shaded jar calls the Hadoop client PySpark ships (left out of the test folder)
+            "-cp", os.pathsep.join([*map(str, jars), str(jvm.pyspark_jars_dir() / "*")]), "org.apache.hadoop.test.MiniDFSClusterManager",
             "-nnport", str(port), "-datanodes", "1", "-format", "-writeConfig", str(written),
             "-writeDetails", str(details)]
     proc = subprocess.Popen(argv, stdout=log.open("wb"), stderr=subprocess.STDOUT, cwd=work,
