@@ -30,7 +30,7 @@ class RemoteDir:
     def __hash__(self) -> int:
         return hash(self.uri)
 
-    def __lt__(self, other: "RemoteDir") -> bool:  # sorted(d.iterdir()), as with pathlib
+    def __lt__(self, other: "RemoteDir") -> bool:  # sorted(), as Paths sort
         return self.uri < other.uri
 
     @property

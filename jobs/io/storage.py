@@ -106,34 +106,26 @@ def _s3(endpoint: Optional[str], region: Optional[str]) -> pafs.S3FileSystem:
 
 def configure_spark(spark) -> None:
     """Point Spark's s3a connector at the same store the driver's pyarrow writes reach, from the standard AWS
-    variables: endpoint (path-style, as S3-compatible servers serve buckets), region and keys. They go into the
-    job's Hadoop configuration, which Spark ships with every task: a cluster's executors do not inherit the
-    driver's environment, and a long-lived driver JVM (a shared session) does not see variables set after it
-    started. In memory only, never on a command line or in a log. Explicit spark.hadoop.fs.s3a.* settings
-    (spark-defaults, the Airflow connection's conf) win."""
+    variables of this process as they are now: endpoint (path-style access), region, and the keys. They go into
+    the job's Hadoop configuration, which Spark ships with every task: a cluster's executors do not inherit the
+    driver's environment, and Spark itself copies the AWS_* keys only when its context starts, so a session
+    shared by several jobs (tests, notebooks) must follow the environment each job runs with. In memory only,
+    never on a command line or in a log. Explicit spark.hadoop.fs.s3a.* settings (spark-defaults, the Airflow
+    connection's conf) win."""
     try:
         conf = spark.sparkContext._jsc.hadoopConfiguration()
+        explicit = spark.sparkContext.getConf()
     except Exception:  # noqa: BLE001 - Spark Connect: the server's own configuration applies
         return
     endpoint = _endpoint()
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-    settings = {
-        "fs.s3a.endpoint": endpoint,
-        "fs.s3a.path.style.access": "true" if endpoint else None,
-        "fs.s3a.endpoint.region": region,
-        "fs.s3a.access.key": os.environ.get("AWS_ACCESS_KEY_ID"),
-        "fs.s3a.secret.key": os.environ.get("AWS_SECRET_ACCESS_KEY"),
-        "fs.s3a.session.token": os.environ.get("AWS_SESSION_TOKEN"),
-    }
+    settings = {"fs.s3a.endpoint": endpoint, "fs.s3a.path.style.access": "true" if endpoint else None,
+                "fs.s3a.endpoint.region": os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION"),
+                "fs.s3a.access.key": os.environ.get("AWS_ACCESS_KEY_ID"),
+                "fs.s3a.secret.key": os.environ.get("AWS_SECRET_ACCESS_KEY"),
+                "fs.s3a.session.token": os.environ.get("AWS_SESSION_TOKEN")}
     for key, value in settings.items():
-        # a value this function set earlier from other variables is replaced; one set by the user is kept
-        if value and conf.get(key) in (None, _from_environment.get(key)):
+        if value and not explicit.contains(f"spark.hadoop.{key}"):
             conf.set(key, value)
-            _from_environment[key] = value
-
-
-# The s3a settings configure_spark took from the environment (not from spark-defaults or a connection's conf).
-_from_environment: dict[str, str] = {}
 
 
 def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:

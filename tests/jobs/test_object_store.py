@@ -1,11 +1,10 @@
 """Outputs on a real S3 API: moto's server mode on 127.0.0.1 (its own virtualenv, .venv/moto-server, see
 tests/README.md), reached through the standard AWS_* environment only.
 
-Spark here has no hadoop-aws jars (no Maven), so Spark itself cannot write s3a://: the local-mode runs below
-stage on the driver's disk and the driver uploads the attempt with pyarrow.fs before the pointer commit, and
-readers get a local copy of the committed attempt. What is tested against the S3 API: every Python-side write
-(counts, checkpoint, state file, reports, marker, lock, pointer), the commit protocol, a SIGKILL during the
-publish, and an end-to-end replay -> merge -> verify whose archive and outputs live only in the bucket.
+Spark writes s3a:// itself (hadoop-aws from the installed JVM jars, cdc_jobs.jvm), configured from the same
+environment each job runs with (cdc_jobs.io.storage.configure_spark). What is tested against the S3 API: every
+Python-side write (counts, checkpoint, state file, reports, marker, lock, pointer), the commit protocol, a SIGKILL
+during the publish, and an end-to-end replay -> merge -> verify whose archive and outputs live only in the bucket.
 """
 
 from __future__ import annotations
