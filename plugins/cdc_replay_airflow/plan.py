@@ -192,7 +192,7 @@ def manual_plan(conf: Mapping[str, Any], pipelines: Pipelines | None, *, dag_id:
     kafka_config = _text(conf, "kafka_config")
     if kafka_config:
         if _is_file_reference(kafka_config):
-            kafka_file, kafka_conn_id = confine.path(kafka_config, "kafka_config", allowed), None
+            kafka_file, kafka_conn_id = confine.path(kafka_config, "kafka_config", allowed, stores=False), None
         elif CONN_ID_RE.match(kafka_config):
             kafka_file, kafka_conn_id = None, kafka_config
         else:
