@@ -275,16 +275,9 @@ def delete(uri: str) -> None:
 
 
 def upload_tree(local: Path, uri: str) -> None:
-    """Copy a local directory tree to ``uri`` (the driver-side bridge when Spark has no connector for it)."""
+    """Copy a local directory tree to ``uri`` (e.g. a local archive into a bucket)."""
     fs, path = filesystem(uri)
     pafs.copy_files(str(local), path, source_filesystem=pafs.LocalFileSystem(), destination_filesystem=fs,
-                    use_threads=True)
-
-
-def download_tree(uri: str, local: Path) -> None:
-    fs, path = filesystem(uri)
-    local.mkdir(parents=True, exist_ok=True)
-    pafs.copy_files(path, str(local), source_filesystem=fs, destination_filesystem=pafs.LocalFileSystem(),
                     use_threads=True)
 
 

@@ -73,12 +73,17 @@ def pyspark_jars_dir() -> Path:
     return Path(pyspark.__file__).resolve().parent / "jars"
 
 
+# Part of the folder's digest: raise it when the rules of which jar goes where change (the pom and sources do not
+# show that), so a folder laid out by older rules is never taken for a current one.
+LAYOUT_VERSION = b"2"  # 2: JUnit kept among the test jars (the HDFS minicluster calls it)
+
+
 def build_dir() -> Path:
     """Where the jars of this pom, these sources and this PySpark are (or will be): ``$CDC_REPLAY_JVM_DIR``, else
     ~/.cache/cdc-replay, then ``jvm-<digest>``."""
     import pyspark
 
-    digest = hashlib.sha256(pyspark.__version__.encode() + b"\0" + POM.read_bytes())
+    digest = hashlib.sha256(pyspark.__version__.encode() + b"\0" + LAYOUT_VERSION + b"\0" + POM.read_bytes())
     for src in sources():
         digest.update(src.name.encode() + b"\0" + src.read_bytes())
     root = Path(os.environ.get("CDC_REPLAY_JVM_DIR") or Path.home() / ".cache" / "cdc-replay")

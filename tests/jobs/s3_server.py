@@ -36,8 +36,7 @@ def s3(tmp_path_factory) -> dict[str, str]:
     proc = subprocess.Popen([_moto_server(), "-H", "127.0.0.1", "-p", str(port)], stdout=log.open("wb"),
                             stderr=subprocess.STDOUT)
     env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "test",
-           "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1",
-           "CDC_REPLAY_SCRATCH_DIR": str(tmp_path_factory.mktemp("scratch"))}
+           "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"}
     saved = {k: os.environ.get(k) for k in env}
     os.environ.update(env)
     try:
