@@ -30,10 +30,12 @@ def test_the_runtime_jars_add_nothing_pyspark_ships():
     assert {"cdcreplay/codecs/canal/CanalJsonPlain.class", "cdcreplay/jobs/LineBlockDecode.class"} <= classes
 
 
-def test_the_test_jars_hold_a_kraft_broker():
+def test_the_test_jars_hold_a_kraft_broker_and_an_hdfs_minicluster():
     names = {j.name for j in jvm.test_jars()}
     assert any(n.startswith("kafka_2.13-") for n in names) and any(n.startswith("kafka-raft-") for n in names)
-    assert not any(n.startswith("junit-") for n in names)
+    # the minicluster's classes call JUnit's assertions, so JUnit is kept beside it
+    assert any(n.startswith("hadoop-client-minicluster-") for n in names)
+    assert any(n.startswith("junit-jupiter-api-") for n in names)
 
 
 def test_a_session_reads_delta_and_kafka(spark, tmp_path):
