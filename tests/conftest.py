@@ -43,3 +43,11 @@ def kafka_broker():
     print(f"\nKafka broker {broker.bootstrap} started in {broker.started_in_s:.1f} s", file=sys.stderr)
     yield broker
     broker.stop()
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that uses the broker runs on one xdist worker (``--dist loadgroup``), so a suite starts one
+    Kafka JVM (30-50 s on a loaded 2-core machine), not one per worker. A test already in a group keeps it."""
+    for item in items:
+        if "kafka_broker" in getattr(item, "fixturenames", ()) and item.get_closest_marker("xdist_group") is None:
+            item.add_marker(pytest.mark.xdist_group("kafka"))
