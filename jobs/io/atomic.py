@@ -39,6 +39,7 @@ from typing import Iterator, Optional, Union
 
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import storage
+from cdc_jobs.io.delta_tables import DELTA_LOG
 from cdc_jobs.io.lock import OutputLock
 from cdc_jobs.io.remote_dir import RemoteDir
 
@@ -131,11 +132,15 @@ def check_replaceable(out: str, option: str = "--out") -> None:
 
 def normalise_part_names(stage: Stage) -> None:
     """part-00003-<uuid>-c000.snappy.parquet -> part-NNNNN.snappy.parquet (numbered in order per directory);
-    checksum side files removed. Spark's job UUID is random, so without this a re-run's names differ."""
+    checksum side files removed. Spark's job UUID is random, so without this a re-run's names differ.
+    A Delta table (a directory holding ``_delta_log/``) is left as it is: its log names its files."""
     if isinstance(stage, RemoteDir):
-        stage.normalise_part_names(_SPARK_PART)
+        stage.normalise_part_names(_SPARK_PART, DELTA_LOG)
         return
-    for dirpath, _, files in os.walk(stage):
+    for dirpath, dirs, files in os.walk(stage):
+        if DELTA_LOG in dirs:
+            dirs.clear()
+            continue
         d = Path(dirpath)
         for f in files:
             if f.endswith(".crc"):
@@ -256,6 +261,12 @@ def _spark_reaches(scheme: str) -> Optional[bool]:
             return False
     except Exception:  # noqa: BLE001 - Spark Connect or no JVM: treat as unreachable
         return None
+
+
+def spark_reaches(uri: str) -> bool:
+    """Whether the running Spark reads and writes ``uri`` itself (its Hadoop FileSystem has the scheme)."""
+    scheme = "s3a" if storage.scheme_of(uri) in storage.S3_SCHEMES else storage.scheme_of(uri)
+    return bool(_spark_reaches(scheme))
 
 
 def _spark_is_local() -> bool:
