@@ -34,6 +34,7 @@ import functools
 import json
 import math
 import os
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -53,6 +54,7 @@ CANONICAL = "_canonical"
 HISTORY = "_history"
 FORMAT_VERSION = 1
 ROWS_PER_FILE = 1_000_000
+TABLE_WRITERS = 4  # driver threads writing tables at once (CDC_REPLAY_TABLE_WRITERS)
 # Share of copies above which a merge drops later copies of events before the shuffle (``many_copies``): the
 # aggregate and its exchange cost about as much as the shuffle, sort and windows of the rows they save.
 COPY_SHARE_WORTH_DROPPING = 0.25
@@ -338,6 +340,24 @@ def write_history(versions: DataFrame, typings, lineage: dict[str, list[str]], o
           out, state_format, metadata)
 
 
+def write_all(writes: Sequence[Callable[[], None]]) -> None:
+    """Runs the table writes from a few driver threads. A table under ROWS_PER_FILE is one single-task job, and a
+    Delta table also commits its log on the driver (about a second of driver work per table): one table at a time
+    left the other cores idle. The first error is raised once the running writes stopped (the stage is then
+    discarded whole); writes not yet started are cancelled."""
+    workers = max(1, int(os.environ.get("CDC_REPLAY_TABLE_WRITERS", TABLE_WRITERS)))
+    if workers == 1 or len(writes) <= 1:
+        for write in writes:
+            write()
+        return
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="cdc-replay-merge-write")
+    try:
+        for future in [pool.submit(write) for write in writes]:
+            future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
 def replay_window(replays: Sequence[str]) -> dict:
     """The event-time window the replays cover, from their counts.json: [earliest since, latest until); a bound
     is None when some replay has none (all events before/after it were kept)."""
@@ -425,16 +445,19 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
                            {n: p["columns"] for n, p in plans.items()},
                            {n: p["lineage"] for n, p in plans.items()} if history else None)
     result_tables = {}
+    writes: list[Callable[[], None]] = []
     for name in names:
         plan = plans[name]
         s = dict(stats.get(name, {"rows": 0, "tombstones": 0, "last_sequence": [], "last_position": None,
                                   "last_event_time_ms": None}))
         marks = [m for m in (s.pop("_order", None), plan["watermark"]) if m is not None]
         state_rows = stored.filter((F.col("table_name") == name) & ~F.col("deleted") & (F.col("kind") == "state"))
-        write_table(state_rows, typings[name], s["rows"], out / name, state_format, commit)
+        writes.append(functools.partial(write_table, state_rows, typings[name], s["rows"], out / name,
+                                        state_format, commit))
         if history:
-            write_history(stored.filter((F.col("table_name") == name) & (F.col("kind") == "version")),
-                          typings[name], plan["lineage"], out / HISTORY / name, state_format, commit)
+            writes.append(functools.partial(
+                write_history, stored.filter((F.col("table_name") == name) & (F.col("kind") == "version")),
+                typings[name], plan["lineage"], out / HISTORY / name, state_format, commit))
         pk = plan["primary_key"]
         row_id = plan["row_id"] if any(c.name == plan["row_id"] for c in plan["columns"]) else None
         result_tables[name] = {
@@ -450,6 +473,7 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
             # offset, index]. The next --base run ignores column declarations of events at or before it.
             "watermark": _watermark_out(max(marks) if marks else None),
         }
+    write_all(writes)
     state = {"format_version": FORMAT_VERSION, "history": history, "state_format": state_format,
              "inputs": {"replay": list(replays), "base": base, "tables": list(tables), "window": window},
              "tables": result_tables}

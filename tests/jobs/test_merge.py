@@ -286,13 +286,13 @@ def test_run_failing_midway_leaves_previous_state_intact(spark, workload, one_go
     def failing(rows, typings, n, out, *args):
         real(rows, typings, n, out, *args)  # some tables are fully staged when the run dies
         written.append(out)
-        if len(written) == 2:
+        if len(written) >= 2:
             raise RuntimeError("executor lost")
 
     monkeypatch.setattr(merge_job, "write_table", failing)
     with pytest.raises(RuntimeError, match="executor lost"):
         run_merge(days[:1], all_dir)
-    assert len(written) == 2
+    assert len(written) >= 2  # tables are written by several threads: others may finish after the failure
     assert data_files(all_dir) == before and (all_dir / "_state.json").read_bytes() == state_before
     assert spark.read.format("delta").load(str(all_dir / "shop.orders")).count() == \
         json.loads(state_before)["tables"]["shop.orders"]["rows"]
