@@ -7,12 +7,9 @@ import sys
 
 from pyspark.sql import SparkSession
 
+from cdc_jobs import jvm
+
 DEFAULT_MASTER = "local[2]"
-# Merged state is Delta Lake (``cdc_jobs.io.delta_tables``): the session extension adds its SQL (MERGE INTO,
-# DESCRIBE HISTORY, RESTORE, VERSION AS OF) and the catalog resolves ``delta.`path``` tables. Both are static
-# settings, so they are set on every session; the jars come with the install (spark.jars).
-DELTA_EXTENSION = "io.delta.sql.DeltaSparkSessionExtension"
-DELTA_CATALOG = "org.apache.spark.sql.delta.catalog.DeltaCatalog"
 
 
 def session(app_name: str = "cdc-replay") -> SparkSession:
@@ -21,6 +18,11 @@ def session(app_name: str = "cdc-replay") -> SparkSession:
     # `cdc-replay` run starts its own local Spark.
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        # The project jar and the connectors (Delta Lake, Kafka, s3a), built at install time by cdc_jobs.jvm;
+        # spark-submit gets the same list as --jars (the Airflow operator).
+        jars = jvm.runtime_jars()
+        if jars:
+            builder = builder.config("spark.jars", ",".join(map(str, jars)))
         builder = (
             builder.master(os.environ.get("CDC_REPLAY_SPARK_MASTER", DEFAULT_MASTER))
             .config("spark.ui.enabled", "false")
@@ -33,10 +35,13 @@ def session(app_name: str = "cdc-replay") -> SparkSession:
             # starts over on the new classes).
             .config("spark.sql.codegen.cache.maxEntries", "1000")
         )
+    # Merged state is Delta Lake (``cdc_jobs.io.delta_tables``): the session extension adds its SQL (MERGE INTO,
+    # DESCRIBE HISTORY, RESTORE, VERSION AS OF) and the catalog resolves ``delta.`path``` tables. Both are static
+    # settings, so every session gets them; ``require_delta`` checks the jars came too.
+    for key, value in jvm.DELTA_CONF.items():
+        builder = builder.config(key, value)
     spark = (
         builder.config("spark.sql.session.timeZone", "UTC")
-        .config("spark.sql.extensions", DELTA_EXTENSION)
-        .config("spark.sql.catalog.spark_catalog", DELTA_CATALOG)
         # Delta rebuilds a table's snapshot from its log with 50 shuffle partitions by default: 50 tasks for a
         # log of a few files (seconds per table on a busy 2-core machine, for nothing).
         .config("spark.databricks.delta.snapshotPartitions", os.environ.get("CDC_REPLAY_DELTA_SNAPSHOT_PARTITIONS",
@@ -62,10 +67,9 @@ def session(app_name: str = "cdc-replay") -> SparkSession:
 def require_delta(spark: SparkSession) -> None:
     """Fail at start, naming what is missing, rather than at the first state write: Spark only logs a warning
     when the session extension's class is not found, and the catalog fails later with a bare ClassNotFound."""
-    jvm = spark.sparkContext._jvm
-    if not jvm.org.apache.spark.util.Utils.classIsLoadable(DELTA_EXTENSION):
+    extension = jvm.DELTA_CONF["spark.sql.extensions"]
+    if not spark.sparkContext._jvm.org.apache.spark.util.Utils.classIsLoadable(extension):
         raise RuntimeError(
-            "Delta Lake is not on Spark's classpath (class " + DELTA_EXTENSION + " not found): merged state is "
-            "written as Delta tables. `make install` resolves io.delta:delta-spark_4.2_2.13 into the project's "
-            "runtime jars (spark.jars); with spark-submit pass them with --jars, or --packages "
-            "io.delta:delta-spark_4.2_2.13:4.4.0.")
+            f"Delta Lake is not on Spark's classpath (class {extension} not found): merged state is written as "
+            "Delta tables. `make install` resolves io.delta:delta-spark_4.2_2.13 into the project's runtime jars "
+            "(cdc_jobs.jvm, spark.jars); on another cluster add them to its jars.")

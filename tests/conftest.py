@@ -27,3 +27,19 @@ def spark():
     s = session("cdc-replay-tests")
     yield s
     s.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_broker():
+    """An Apache Kafka broker (KRaft, tests/jobs/kafka_broker.py) shared by the whole session."""
+    sys.path.insert(0, str(Path(__file__).parent / "jobs"))
+    from kafka_broker import BrokerUnavailable, start_broker
+    from services import missing
+
+    try:
+        broker = start_broker()
+    except BrokerUnavailable as exc:
+        missing(f"no Kafka broker: {exc}")  # skips locally, fails under CI=true
+    print(f"\nKafka broker {broker.bootstrap} started in {broker.started_in_s:.1f} s", file=sys.stderr)
+    yield broker
+    broker.stop()

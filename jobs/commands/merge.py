@@ -34,6 +34,7 @@ import functools
 import json
 import math
 import os
+import posixpath
 from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
@@ -296,17 +297,38 @@ def _source_columns(typings, lineage: Optional[dict[str, list[str]]] = None) -> 
     return [st.typed(_text(c.name, lineage.get(c.name, ())), t).alias(c.name) for c, t, _ in typings]
 
 
-def _finish_files(directory: Path) -> None:
-    """Deterministic file names (Spark's carry a random UUID) and no checksum side files."""
-    for dirpath, _, files in os.walk(directory):
-        d = Path(dirpath)
+def _finish_files(directory) -> None:
+    """Deterministic file names (Spark's carry a random UUID) and no checksum side files, on a local directory
+    or one on an object store that Spark wrote directly (s3a)."""
+    if isinstance(directory, Path):
+        for dirpath, _, files in os.walk(directory):
+            d = Path(dirpath)
+            for f in files:
+                if f.endswith(".crc"):
+                    (d / f).unlink()
+            for old, new in _final_names(files):
+                (d / old).rename(d / new)
+        return
+    from cdc_jobs.io import storage
+
+    uri = getattr(directory, "uri", str(directory))
+    fs, root = storage.filesystem(uri)
+    by_dir: dict[str, list[str]] = {}
+    for rel, _ in storage.walk_files(uri):
+        by_dir.setdefault(posixpath.dirname(rel), []).append(posixpath.basename(rel))
+    for rel_dir, files in by_dir.items():
+        d = posixpath.join(root, rel_dir) if rel_dir else root
         for f in files:
             if f.endswith(".crc"):
-                (d / f).unlink()
-        parts = sorted(f for f in files if f.startswith("part-") and not f.endswith(".crc"))
-        for i, f in enumerate(parts):
-            suffix = ".snappy.parquet" if f.endswith(".snappy.parquet") else ".parquet"
-            (d / f).rename(d / f"part-{i:05d}{suffix}")
+                fs.delete_file(posixpath.join(d, f))
+        for old, new in _final_names(files):
+            fs.move(posixpath.join(d, old), posixpath.join(d, new))
+
+
+def _final_names(files: Sequence[str]) -> list[tuple[str, str]]:
+    parts = sorted(f for f in files if f.startswith("part-") and not f.endswith(".crc"))
+    return [(f, f"part-{i:05d}{'.snappy.parquet' if f.endswith('.snappy.parquet') else '.parquet'}")
+            for i, f in enumerate(parts)]
 
 
 def _save(df: DataFrame, out: Path, state_format: str, metadata: Optional[dict]) -> None:

@@ -23,7 +23,7 @@ from cdc_jobs.transforms import verify_counts as vc
 from cdc_jobs.transforms.dead_letters import Budget
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import delta_tables, storage
-from cdc_jobs.io.atomic import committed_location, resolve_output, spark_reaches
+from cdc_jobs.io.atomic import check_spark_reaches, committed_location, resolve_output
 from cdc_jobs.io.remote_dir import RemoteDir
 from cdc_jobs.io.reports import failure_message, terminal_report, write_reports
 from cdc_jobs.schemas import EVENT_SPARK
@@ -336,11 +336,8 @@ def run(args: argparse.Namespace) -> int:
 def publish(spark: SparkSession, state: Path, state_arg: str, root: str) -> None:
     """The verified state's tables become the latest versions of the stable tables under ``root``."""
     storage.check_uri(root, "--publish")
-    if not storage.is_local(root) and not spark_reaches(root):
-        # Spark writes the Delta log; the staged upload that lets replay/merge reach a store Spark cannot is no
-        # way to commit to a table other runs read and write.
-        raise UsageError(f"--publish {root}: this Spark has no Hadoop FileSystem for it (add the connector "
-                         f"jars, e.g. hadoop-aws and the AWS SDK bundle for s3a://; see the README)")
+    if not storage.is_local(root):
+        check_spark_reaches(root, "--publish")  # Spark writes the tables and their Delta log itself
     window = (state_info(state).get("inputs") or {}).get("window") or {}
     window = {**window, **{k[:-3]: _iso(v) for k, v in window.items() if k.endswith("_ms") and v is not None}}
     results = delta_tables.publish(spark, state, committed_location(state_arg), state_tables(state),

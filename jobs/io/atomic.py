@@ -263,37 +263,20 @@ def _spark_reaches(scheme: str) -> Optional[bool]:
         return None
 
 
-def spark_reaches(uri: str) -> bool:
-    """Whether the running Spark reads and writes ``uri`` itself (its Hadoop FileSystem has the scheme)."""
+def check_spark_reaches(uri: str, option: str) -> None:
+    """Executors read and write a store themselves (nothing is staged on the driver's disk, which a cluster's
+    executors cannot see): a Spark without the store's Hadoop FileSystem is refused before anything is written."""
     scheme = "s3a" if storage.scheme_of(uri) in storage.S3_SCHEMES else storage.scheme_of(uri)
-    return bool(_spark_reaches(scheme))
+    reaches = _spark_reaches(scheme)
+    if reaches is None:  # decide with the Spark that will run the job
+        from cdc_jobs.spark import session
 
-
-def _spark_is_local() -> bool:
-    from pyspark.sql import SparkSession
-
-    s = SparkSession.getActiveSession()
-    return s is None or s.sparkContext.master.startswith("local")
-
-
-def _local_bridge(out: str) -> bool:
-    """Spark here cannot reach the store (e.g. s3a:// without hadoop-aws): a local-mode run stages on the
-    driver's disk and the driver uploads the finished attempt with pyarrow.fs before the commit."""
-    if storage.is_local(out):
-        return False
-    scheme = "s3a" if storage.scheme_of(out) in storage.S3_SCHEMES else storage.scheme_of(out)
-    if _spark_reaches(scheme):
-        return False
-    if not _spark_is_local():
-        raise UsageError(f"{out}: this Spark cluster has no Hadoop FileSystem for {scheme}:// (add the connector "
-                         f"jars, e.g. hadoop-aws and the AWS SDK bundle for s3a://; see the README)")
-    return True
-
-
-def _scratch_dir() -> Path:
-    root = Path(os.environ.get("CDC_REPLAY_SCRATCH_DIR") or Path(os.environ.get("TMPDIR", "/tmp")) / "cdc-replay")
-    root.mkdir(parents=True, exist_ok=True)
-    return root
+        session()
+        reaches = _spark_reaches(scheme)
+    if not reaches:
+        raise UsageError(f"{option} {uri}: this Spark has no Hadoop FileSystem for {scheme}:// (`make install` "
+                         f"puts the connectors, hadoop-aws for s3a://, on every session; on another cluster add "
+                         f"them to its jars; see the README)")
 
 
 # ------------------------------------------------------------------------------------------------- the API
@@ -343,19 +326,16 @@ def staged_output(out: str, kind: str = "output") -> Iterator[Stage]:
             _recover_local(target)  # a rename-protocol output switched to pointer keeps nothing half-done
         attempt = _attempt_id()
         location = storage.join(out, ATTEMPTS, attempt)
-        bridge = _local_bridge(out)
-        if local or bridge:
-            stage: Stage = (storage.local_path(location) if local
-                            else _scratch_dir() / f"{storage.name(out)}.{attempt}")
+        if local:
+            stage: Stage = storage.local_path(location)
             stage.mkdir(parents=True)
         else:
+            check_spark_reaches(out, "--out")
             stage = RemoteDir(location)
         try:
             with _kill_when_writing(stage):
                 yield stage
             normalise_part_names(stage)
-            if bridge:
-                storage.upload_tree(stage, location)
             storage.write_text(storage.join(location, MARKER), _marker_text(kind))
             storage.write_text(storage.join(out, MARKER), _marker_text(kind))
             _still_ours(lock)
@@ -364,15 +344,11 @@ def staged_output(out: str, kind: str = "output") -> Iterator[Stage]:
             with contextlib.suppress(Exception):
                 storage.delete(location)
             raise
-        finally:
-            if bridge:
-                shutil.rmtree(stage, ignore_errors=True)
 
 
 def resolve_output(uri: str, option: str) -> Stage:
     """What readers (merge --base/--replay, verify, --checkpoint) open for an output: the directory itself
-    (rename protocol), or the attempt its commit pointer names. On a store Spark cannot reach here, the
-    committed attempt is copied once to a local cache (keyed by attempt id, so it is never stale)."""
+    (rename protocol), or the attempt its commit pointer names, which Spark reads in the store itself."""
     storage.check_uri(uri, option)
     pointer = read_pointer(uri)
     if pointer is None:
@@ -387,27 +363,8 @@ def resolve_output(uri: str, option: str) -> Stage:
     location = storage.join(uri, pointer["attempt"])
     if storage.is_local(uri):
         return storage.local_path(location)
-    scheme = "s3a" if storage.scheme_of(uri) in storage.S3_SCHEMES else storage.scheme_of(uri)
-    reaches = _spark_reaches(scheme)
-    if reaches is None:  # decide with the Spark that will read it: a cluster must not get a driver-local copy
-        from cdc_jobs.spark import session
-
-        session()
-        reaches = _spark_reaches(scheme)
-    if reaches:
-        return RemoteDir(location)
-    if not _spark_is_local():
-        raise UsageError(f"{option} {uri}: this Spark cluster has no Hadoop FileSystem for {scheme}:// (add the "
-                         f"connector jars, e.g. hadoop-aws and the AWS SDK bundle for s3a://; see the README)")
-    cache = _scratch_dir() / "cache" / re.sub(r"[^A-Za-z0-9_.-]", "_", location)
-    if not (cache / ".complete").exists():
-        shutil.rmtree(cache, ignore_errors=True)
-        storage.download_tree(location, cache)
-        missing = [rel for rel, _ in pointer["files"] if not (cache / rel).is_file()]
-        if missing:
-            raise UsageError(f"{option} {uri}: committed attempt {pointer['attempt']} lacks {missing[:3]}")
-        (cache / ".complete").write_text("")
-    return cache
+    check_spark_reaches(uri, option)
+    return RemoteDir(location)
 
 
 def committed_location(uri: str) -> str:

@@ -171,7 +171,12 @@ def committed_digest(bootstrap: list[str], client_config: Mapping[str, Any], gro
     from cdc_jobs.io.kafka_config import for_consumer
 
     settings = for_consumer(client_config)
-    settings.update(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    # read_committed makes the offset fetch require stable offsets: an offset committed by a transaction whose
+    # commit marker the group coordinator has not applied yet is waited for (the broker answers
+    # UNSTABLE_OFFSET_COMMIT, retried), not reported as "nothing committed". Without it, a re-run started right
+    # after a commit saw no digest on Apache Kafka and committed the same messages a second time.
+    settings.update(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False,
+                    isolation_level="read_committed")
     consumer = KafkaConsumer(**settings)
     try:
         return consumer.committed(TopicPartition(topic, 0))
@@ -211,7 +216,8 @@ def send_transaction(rows: Iterable[tuple], bootstrap: list[str], topic: str, cl
         open_txn = False
         return sent, "committed"
     except BaseException as exc:
-        if open_txn and type(exc).__name__ != "ProducerFencedError":  # a fenced producer's successor aborted it
+        # a fenced producer's successor aborted it (Kafka 2.7+ answers a fenced produce with INVALID_PRODUCER_EPOCH)
+        if open_txn and type(exc).__name__ not in ("ProducerFencedError", "InvalidProducerEpochError"):
             try:
                 producer.abort_transaction()
             except Exception:  # noqa: BLE001 - the broker's transaction timeout ends it; report the first error

@@ -30,6 +30,9 @@ class RemoteDir:
     def __hash__(self) -> int:
         return hash(self.uri)
 
+    def __lt__(self, other: "RemoteDir") -> bool:  # sorted(), as Paths sort
+        return self.uri < other.uri
+
     @property
     def name(self) -> str:
         return storage.name(self.uri)

@@ -105,21 +105,27 @@ def _s3(endpoint: Optional[str], region: Optional[str]) -> pafs.S3FileSystem:
 
 
 def configure_spark(spark) -> None:
-    """Point Spark's s3a connector (when the image has it) at the same store the driver's pyarrow writes reach:
-    endpoint and region from the standard AWS variables; keys come from its default credential chain, which
-    reads AWS_ACCESS_KEY_ID/AWS_SECRET_ACCESS_KEY/AWS_SESSION_TOKEN itself. Explicit spark.hadoop.fs.s3a.* settings
-    (spark-defaults, the Airflow connection's conf) win."""
+    """Point Spark's s3a connector at the same store the driver's pyarrow writes reach, from the standard AWS
+    variables of this process as they are now: endpoint (path-style access), region, and the keys. They go into
+    the job's Hadoop configuration, which Spark ships with every task: a cluster's executors do not inherit the
+    driver's environment, and Spark itself copies the AWS_* keys only when its context starts, so a session
+    shared by several jobs (tests, notebooks) must follow the environment each job runs with. In memory only,
+    never on a command line or in a log. Explicit spark.hadoop.fs.s3a.* settings (spark-defaults, the Airflow
+    connection's conf) win."""
     try:
         conf = spark.sparkContext._jsc.hadoopConfiguration()
+        explicit = spark.sparkContext.getConf()
     except Exception:  # noqa: BLE001 - Spark Connect: the server's own configuration applies
         return
     endpoint = _endpoint()
-    if endpoint and not conf.get("fs.s3a.endpoint"):
-        conf.set("fs.s3a.endpoint", endpoint)
-        conf.set("fs.s3a.path.style.access", "true")  # S3-compatible servers (MinIO) serve buckets as paths
-    region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
-    if region and not conf.get("fs.s3a.endpoint.region"):
-        conf.set("fs.s3a.endpoint.region", region)
+    settings = {"fs.s3a.endpoint": endpoint, "fs.s3a.path.style.access": "true" if endpoint else None,
+                "fs.s3a.endpoint.region": os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION"),
+                "fs.s3a.access.key": os.environ.get("AWS_ACCESS_KEY_ID"),
+                "fs.s3a.secret.key": os.environ.get("AWS_SECRET_ACCESS_KEY"),
+                "fs.s3a.session.token": os.environ.get("AWS_SESSION_TOKEN")}
+    for key, value in settings.items():
+        if value and not explicit.contains(f"spark.hadoop.{key}"):
+            conf.set(key, value)
 
 
 def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
@@ -132,10 +138,53 @@ def filesystem(uri: str) -> tuple[pafs.FileSystem, str]:
         parts = urlsplit(uri)
         region = os.environ.get("AWS_REGION") or os.environ.get("AWS_DEFAULT_REGION")
         return _s3(_endpoint(), region), f"{parts.netloc}{parts.path}".rstrip("/")
+    if s == "hdfs":
+        parts = urlsplit(uri)
+        return _hdfs(parts.netloc), parts.path.rstrip("/") or "/"
     if s == "gcs":
         uri = "gs" + uri[len(s):]
     fs, path = pafs.FileSystem.from_uri(uri)
     return fs, path.rstrip("/")
+
+
+def _hadoop_setting(name: str) -> Optional[str]:
+    """A property of the Hadoop client configuration in ``$HADOOP_CONF_DIR`` (hdfs-site.xml, core-site.xml)."""
+    import xml.etree.ElementTree as ET
+
+    conf_dir = os.environ.get("HADOOP_CONF_DIR")
+    for file in ("hdfs-site.xml", "core-site.xml"):
+        path = Path(conf_dir or "", file)
+        if not conf_dir or not path.is_file():
+            continue
+        for prop in ET.parse(path).getroot().iter("property"):
+            if (prop.findtext("name") or "").strip() == name:
+                return (prop.findtext("value") or "").strip()
+    return None
+
+
+@functools.lru_cache(maxsize=None)
+def _hdfs(namenode: str) -> pafs.FileSystem:
+    """HDFS for what Python reads and writes (Spark has its own client): pyarrow's libhdfs binding where the
+    machine has a Hadoop installation, else WebHDFS, the name node's HTTP API (no native library), at the
+    address the standard client configuration gives (``dfs.namenode.http-address`` in $HADOOP_CONF_DIR)."""
+    host, _, port = namenode.partition(":")
+    try:
+        return pafs.HadoopFileSystem(host, int(port or 8020), user=os.environ.get("HADOOP_USER_NAME"))
+    except (OSError, ImportError):
+        pass
+    address = (_hadoop_setting(f"dfs.namenode.http-address.{host}") or _hadoop_setting("dfs.namenode.http-address"))
+    if not address:
+        raise OSError(f"hdfs://{namenode}: no libhdfs here, and no dfs.namenode.http-address for WebHDFS in "
+                      f"$HADOOP_CONF_DIR/hdfs-site.xml ({os.environ.get('HADOOP_CONF_DIR') or 'not set'})")
+    from fsspec.implementations.webhdfs import WebHDFS
+
+    http_host, _, http_port = address.rpartition(":")
+    if http_host in ("", "0.0.0.0"):
+        http_host = host
+    import getpass
+
+    web = WebHDFS(http_host, port=int(http_port), user=os.environ.get("HADOOP_USER_NAME") or getpass.getuser())
+    return pafs.PyFileSystem(pafs.FSSpecHandler(web))
 
 
 def info(uri: str) -> pafs.FileInfo:
@@ -226,16 +275,9 @@ def delete(uri: str) -> None:
 
 
 def upload_tree(local: Path, uri: str) -> None:
-    """Copy a local directory tree to ``uri`` (the driver-side bridge when Spark has no connector for it)."""
+    """Copy a local directory tree to ``uri`` (e.g. a local archive into a bucket)."""
     fs, path = filesystem(uri)
     pafs.copy_files(str(local), path, source_filesystem=pafs.LocalFileSystem(), destination_filesystem=fs,
-                    use_threads=True)
-
-
-def download_tree(uri: str, local: Path) -> None:
-    fs, path = filesystem(uri)
-    local.mkdir(parents=True, exist_ok=True)
-    pafs.copy_files(path, str(local), source_filesystem=fs, destination_filesystem=pafs.LocalFileSystem(),
                     use_threads=True)
 
 

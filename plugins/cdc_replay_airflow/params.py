@@ -66,8 +66,8 @@ def build_params(*, formats: list[str], pipelines: list[str], pipeline_labels: M
         "until": {"format": "date-time"},
     }
     notes = {
-        "source": " Instead of a pipeline: an absolute archive path, directory or glob under the configured "
-                  "data roots, or kafka://HOST:PORT/TOPIC[,TOPIC].",
+        "source": " Instead of a pipeline: an absolute archive path, directory or glob, or an object-store "
+                  "location (s3a://bucket/...), under the configured data roots, or kafka://HOST:PORT/TOPIC[,TOPIC].",
         "kafka_config": " Here: an Airflow connection id (its extra holds the settings, login/password become "
                         "SASL credentials) or an absolute settings file path.",
         "reference_conn_id": " Here: the Airflow connection id of the source database (overrides the "

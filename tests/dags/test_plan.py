@@ -162,6 +162,19 @@ def test_secrets_reach_spark_submit_by_its_environment_only(monkeypatch):
     assert hook._mask_cmd(command).count(SECRETS[0]) == 0
 
 
+def test_spark_submit_loads_the_installed_jars_as_a_cli_session_does(monkeypatch):
+    from cdc_jobs import jvm
+
+    jars = jvm.runtime_jars()
+    assert jars, "no JVM build: run `python -m cdc_jobs.jvm` (make install)"
+    op = secret_operator(monkeypatch)
+    command = op._get_hook()._build_spark_submit_command(op.application)
+    assert command[command.index("--jars") + 1] == ",".join(map(str, jars))
+    assert jars[0].name == jvm.PROJECT_JAR and any(j.name.startswith("delta-spark_") for j in jars)
+    confs = {c.split("=", 1)[0]: c.split("=", 1)[1] for i, c in enumerate(command) if command[i - 1] == "--conf"}
+    assert confs["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
+
+
 def test_secrets_are_refused_where_they_would_become_spark_conf(monkeypatch):
     from cdc_replay_airflow.hooks.spark_submit import SecretEnvError
 
@@ -189,13 +202,44 @@ def test_secrets_are_refused_where_they_would_become_spark_conf(monkeypatch):
     ({"source": "/data/a", "reference_conn_id": "-x"}, "'reference_conn_id'"),
     ({"source": "kafka://k:9092/bad topic"}, "'source': 'kafka://k:9092/bad topic' is not kafka://"),
     ({"source": "kafka://k:9092/t/../x"}, "'source'"),
-    ({"source": "s3://bucket/x"}, "only local paths and kafka:// sources"),
+    ({"source": "s3://bucket/x"}, "'source': 's3://bucket/x' is outside the locations runs may use (no object-store"),
+    ({"source": "ftp://host/x"}, "unsupported scheme 'ftp://'"),
     ({"source": "/data/a", "extra_spark_args": "--conf x"}, "'extra_spark_args': not a field of this form"),
 ])
 def test_hostile_values_are_refused_naming_the_field(conf, words):
     with pytest.raises(ConfError) as err:
         plan({"format": "canal-json"} | conf)
     assert words in str(err.value)
+
+
+def test_object_store_locations_are_confined_to_listed_roots(monkeypatch, tmp_path):
+    monkeypatch.setenv("CDC_REPLAY_DATA_ROOTS", os.pathsep.join(
+        ["/data", "s3a://lake/cdc/", str(tmp_path), "hdfs://nn:8020/cdc"]))
+    p = plan({"format": "canal-json", "source": "s3://lake/cdc/archive/*/part-*.jsonl",
+              "out_dir": "s3a://lake/cdc/out/day1", "base": "hdfs://nn:8020/cdc/state"})
+    replay = cli(p["replay_args"])
+    assert replay.source == ["s3://lake/cdc/archive/*/part-*.jsonl"] and replay.out.startswith("s3a://lake/cdc/out/")
+    assert plan({"format": "canal-json", "source": "s3n://lake/cdc"})  # the root itself; s3n names the same store
+    for conf, words in [
+        ({"source": "s3a://lake/cdcx/a"}, "outside the locations"),  # a sibling that shares the root's prefix
+        ({"source": "s3a://other/cdc/a"}, "outside the locations"),  # another bucket
+        ({"source": "gs://lake/cdc/a"}, "outside the locations"),  # another store, same names
+        ({"source": "hdfs://nn:9000/cdc/a"}, "outside the locations"),  # another name node
+        ({"source": "s3a://lake/cdc/../secret/a"}, "contains '..'"),
+        ({"source": "s3a://lake/cdc//a"}, "empty or '.' path segment"),
+        ({"source": "s3a://lake/c*/a"}, "outside the locations"),  # the glob's folder is above the root
+        ({"source": "/data/a", "kafka_config": "s3a://lake/cdc/kafka.json"}, "only a local path"),
+    ]:
+        with pytest.raises(ConfError) as err:
+            plan({"format": "canal-json"} | conf)
+        assert words in str(err.value), (conf, str(err.value))
+
+
+def test_data_roots_keep_the_colons_of_uris():
+    from cdc_replay_airflow.confine import split_roots
+
+    assert split_roots(os.pathsep.join(["/data", "s3a://b/cdc/", "hdfs://nn:8020/x", "/srv/a"])) == [
+        "/data", "s3a://b/cdc/", "hdfs://nn:8020/x", "/srv/a"]
 
 
 def test_symlink_out_of_a_root_is_refused(tmp_path):

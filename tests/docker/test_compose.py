@@ -59,8 +59,11 @@ def test_dockerfile_matches_the_project():
     assert re.search(rf"ARG AIRFLOW_VERSION={re.escape(pinned)}\b", text)
     assert "FROM apache/airflow:${AIRFLOW_VERSION}" in text
     assert "openjdk-17-jdk-headless" in text and "-c constraints.txt" in text
-    # The JVM side is built after the install, where replays look for it (cdc_jobs.jvm.jar_path).
+    # The JVM side (jobs/jvm/pom.xml) is built by Maven after the install, where sessions look for it
+    # (cdc_jobs.jvm.runtime_jars): the image's JDK and Maven, no test jars.
     assert text.index("RUN pip install") < text.index("ENV CDC_REPLAY_JVM_DIR=") < text.index("RUN python -m cdc_jobs.jvm")
+    assert re.search(r"apt-get install .*\bmaven\b", text)
+    assert "python -m cdc_jobs.jvm --runtime-only" in text
     for src in re.findall(r"^COPY (?:--\S+ )*(.+?) \S+$", text, flags=re.M):
         for part in src.split():
             assert (REPO / part).exists(), f"Dockerfile copies {part}, which is not in the repository"
@@ -178,14 +181,9 @@ def test_object_store_minio_and_the_s3a_connector(services):
     on_store = [p for p in pl.load(DOCKER / "pipelines.yaml").valid.values() if "://" in p.state_root]
     assert on_store and all(p.state_root.startswith(f"s3a://{bucket}/") for p in on_store)
 
-    # hadoop-aws must be the Hadoop version of the client jars inside the pyspark wheel the image installs
-    import pyspark
-
-    jars = {p.name for p in (Path(pyspark.__file__).parent / "jars").glob("hadoop-client-api-*.jar")}
-    wheel_hadoop = re.fullmatch(r"hadoop-client-api-([\d.]+)\.jar", jars.pop()).group(1)
+    # s3a comes from the pom the image builds (hadoop-aws of the wheel's Hadoop client, the AWS SDK modules it
+    # uses, never the ~600 MB bundle): nothing fetched by hand beside it.
     text = (DOCKER / "Dockerfile").read_text()
-    assert re.search(rf"^ARG HADOOP_VERSION={re.escape(wheel_hadoop)}$", text, flags=re.M)
-    assert "hadoop-aws-${HADOOP_VERSION}.jar" in text and "hadoop-client-api-${HADOOP_VERSION}.jar" in text
-    assert "software/amazon/awssdk/bundle/${sdk}/bundle-${sdk}.jar" in text and "aws-java-sdk-v2.version" in text
-    # the connector step runs after pyspark is installed (it writes into the wheel's jars directory)
-    assert text.index("pip install") < text.index("hadoop-aws-${HADOOP_VERSION}.jar")
+    assert "hadoop-aws-${" not in text and "curl -fsSLo" not in text
+    pom = (REPO / "jobs" / "jvm" / "pom.xml").read_text()
+    assert "<artifactId>hadoop-aws</artifactId>" in pom and "<artifactId>bundle</artifactId>" in pom

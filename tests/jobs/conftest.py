@@ -1,19 +1,9 @@
-"""Fixtures of the job tests: a Kafka-protocol broker (Tansu, see kafka_broker.py) shared by the whole session."""
+"""The job tests import their helpers (kafka_broker, workload) as modules beside them; the broker fixture itself is
+in tests/conftest.py (the Airflow connection test uses it too)."""
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
 
-import pytest
-
-sys.path.insert(0, str(Path(__file__).parent))  # kafka_broker is a helper module beside the tests
-
-from kafka_broker import Broker, start_broker  # noqa: E402
-
-
-@pytest.fixture(scope="session")
-def kafka_broker() -> Broker:
-    broker = start_broker()
-    yield broker
-    broker.stop()
+sys.path.insert(0, str(Path(__file__).parent))

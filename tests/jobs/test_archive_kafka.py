@@ -13,7 +13,7 @@ from cdc_jobs.io.kafka_config import ENV_FILE
 from cdc_jobs.io.kafka_source import read_kafka
 from cdc_jobs.io.files import read_files
 
-from kafka_broker import wait_ms_boundary
+from kafka_broker import SASL_PASSWORD, SASL_USER, wait_ms_boundary
 
 pytestmark = [pytest.mark.kafka, pytest.mark.spark]
 
@@ -85,3 +85,19 @@ def test_archive_of_a_missing_topic_fails_with_a_clear_message(kafka_broker, tmp
     assert cli.main(["archive", "--source", kafka_broker.url("not-there"), "--out", str(out)]) == 2
     assert "topic 'not-there' does not exist" in capsys.readouterr().err
     assert not out.exists()
+
+
+def test_archive_takes_sasl_settings_from_the_kafka_config_file(kafka_broker, topic, tmp_path, monkeypatch):
+    """The broker's SASL_PLAINTEXT listener refuses clients without credentials; the Java-style settings of a
+    client config file (sasl.jaas.config) get in. Nothing of them is on the command line."""
+    cfg = tmp_path / "client.properties"
+    cfg.write_text("security.protocol=SASL_PLAINTEXT\nsasl.mechanism=PLAIN\nsasl.jaas.config="
+                   "org.apache.kafka.common.security.plain.PlainLoginModule required "
+                   f'username="{SASL_USER}" password="{SASL_PASSWORD}";\n')
+    monkeypatch.setenv(ENV_FILE, str(cfg))
+    out = tmp_path / "dump"
+    args = ["archive", "--source", kafka_broker.sasl_url(topic["name"]), "--since", str(topic["m1"]),
+            "--until", str(topic["m2"]), "--lookback", "0", "--out", str(out)]
+    assert cli.main(args) == 0
+    assert json.loads((out / "_manifest.json").read_text())["records"] == topic["inside"]
+

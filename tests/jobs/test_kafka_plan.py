@@ -18,7 +18,7 @@ def st(p, beginning, end, since=None, until=None, topic="t"):
 def test_offset_answer_none_and_inconsistent_answers_mean_no_record_at_or_after_the_time():
     assert offset_answer(None, None, 1000) is None  # real Kafka: nothing that new
     assert offset_answer(-1, -1, 1000) is None  # protocol -1
-    assert offset_answer(0, -1, 1000) is None  # Tansu: offset 0, timestamp -1 for "nothing"
+    assert offset_answer(0, -1, 1000) is None  # a Kafka-protocol broker's offset 0, timestamp -1 for "nothing"
     assert offset_answer(0, 999, 1000) is None  # a "match" older than the query cannot be one
     assert offset_answer(0, 1000, 1000) == 0  # a real match at offset 0 stays 0
     assert offset_answer(42, 5000, 1000) == 42

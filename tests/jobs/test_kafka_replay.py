@@ -46,7 +46,7 @@ def test_kafka_replay_reencode_to_kafka_and_replay_again_gives_the_same_events(k
     w = simulate(23, "2024-01-01", rows=15, changes=60)
     n = produce_events(b, "e2e-in", w.snapshot + w.changes)
     cfg = tmp_path / "kafka.json"
-    cfg.write_text(json.dumps({"batch_size": 1}))  # Tansu's end offsets need one record per batch
+    cfg.write_text(json.dumps({"linger_ms": 5}))  # a client config file, as a deployment has one
 
     first, second = tmp_path / "first", tmp_path / "second"
     assert cli.main(["replay", "--source", b.url("e2e-in"), "--format", "canal-json", "--to-format", "canal-json",
@@ -76,10 +76,8 @@ def test_kafka_replay_reencode_to_kafka_and_replay_again_gives_the_same_events(k
 
 def test_dts_avro_topic_window_replays_every_event_inside_exactly_once(kafka_broker, tmp_path):
     """Binary DTS Avro records over 3 partitions, record timestamps = source event times; the CLI replays from
-    06:00 of the day with parallel splits. Only a lower bound here: Tansu answers offsets_for_times from *append*
-    time (today), so a 2024 `until` would plan an empty range there, while Kafka's timestamp index answers from
-    the record timestamps; the planner's handling of real answers is covered in tests/jobs/test_kafka_plan.py and
-    the event-time upper bound by the file replay tests."""
+    06:00 to 18:00 of the day with parallel splits: Kafka's timestamp index finds both edges from the record
+    timestamps, and the replay's event-time filter keeps exactly the window's events."""
     b = kafka_broker
     b.create_topic("dts-in", 3)
     codec = get_codec("dts-avro")
@@ -90,12 +88,10 @@ def test_dts_avro_topic_window_replays_every_event_inside_exactly_once(kafka_bro
         for m in codec.encode([e]):
             recs.append((zlib.crc32(m.key) % 3, m.key, m.value, [], e.event_time_ms))
     b.produce("dts-in", recs)
-    cfg = tmp_path / "kafka.json"
-    cfg.write_text(json.dumps({"batch_size": 1}))
-    since, until = 1706767200000, 1 << 62  # 2024-02-01T06:00Z, open end
+    since, until = 1706767200000, 1706810400000  # 2024-02-01T06:00Z to 18:00Z
     out = tmp_path / "out"
     assert cli.main(["replay", "--source", b.url("dts-in"), "--format", "dts-avro", "--since", str(since),
-                     "--kafka-config", str(cfg), "--max-records-per-split", "15", "--out", str(out)]) == 0
+                     "--until", str(until), "--max-records-per-split", "15", "--out", str(out)]) == 0
     got = [from_record(r) for r in pq.read_table(out / "events").to_pylist()]
     # DTS carries event time in seconds and DATETIME fractions as integer microseconds (it cannot say whether the
     # source printed .415410 or .41541): compare those as values.
@@ -106,6 +102,13 @@ def test_dts_avro_topic_window_replays_every_event_inside_exactly_once(kafka_bro
     assert sorted((key(e) for e in got), key=repr) == expected
     positions = [(e.position.source, e.position.partition, e.position.offset) for e in got]
     assert len(set(positions)) == len(positions) and {p[1] for p in positions} == {0, 1, 2}
+    # What Kafka's time index gives per partition: from the first record stamped at or after since - lookback
+    # (1 h) to the first at or after until + lookahead (1 h), in offset order.
+    read = 0
+    for p in range(3):
+        stamps = [r[4] for r in recs if r[0] == p]
+        first = lambda t: next((i for i, ts in enumerate(stamps) if ts >= t), len(stamps))  # noqa: E731
+        read += max(0, first(until + 3_600_000) - first(since - 3_600_000))
     counts = json.loads((out / "counts.json").read_text())
-    assert counts["records_read"] == len(recs) and counts["dead_letters"] == 0
-    assert counts["filtered_out"]["window"] == len(recs) - len(expected)
+    assert 0 < counts["records_read"] == read < len(recs) and counts["dead_letters"] == 0
+    assert counts["filtered_out"]["window"] == read - len(expected)

@@ -13,9 +13,6 @@ from cdc_jobs.io.kafka_sink import write_kafka
 from cdc_jobs.io.kafka_source import read_kafka
 from cdc_jobs.commands.sample import simulate
 
-# Tansu's end offset is only right when every produce batch holds one record (see kafka_broker.py); a
-# production sink keeps kafka-python's batching.
-TANSU = {"batch_size": 1}
 SCHEMA = "seq long, key binary, value binary, headers array<struct<key:string,value:binary>>"
 
 
@@ -39,7 +36,7 @@ def test_sink_round_trip_same_messages_keyed_and_in_order_per_key(spark, kafka_b
     rows = encoded_rows(80)
     # The lead's encoder hands over frames partitioned by key and sorted: the same shape here, 3 tasks.
     df = spark.createDataFrame(rows, SCHEMA).repartition(3, "key").sortWithinPartitions("seq")
-    assert write_kafka(df, url, TANSU) == len(rows)
+    assert write_kafka(df, url, {}) == len(rows)
 
     back = read_kafka(spark, url, None, None, 0, 1000, {}).collect()
     sent = sorted((k, v, h) for _, k, v, h in rows)
@@ -60,7 +57,7 @@ def test_sink_round_trip_same_messages_keyed_and_in_order_per_key(spark, kafka_b
 def test_sink_of_an_empty_frame_writes_nothing(spark, kafka_broker):
     kafka_broker.create_topic("sink-empty", 1)
     df = spark.createDataFrame([], SCHEMA)
-    assert write_kafka(df, kafka_broker.url("sink-empty"), TANSU) == 0
+    assert write_kafka(df, kafka_broker.url("sink-empty"), {}) == 0
 
 
 def test_sink_needs_exactly_one_topic_and_the_message_columns(spark):

@@ -1,8 +1,8 @@
 """Reading archived CDC from Kafka topics with read_kafka: windows, parallel bounded splits, checkpoints,
 tombstones, empty partitions, and offsets missing from a partition (compaction).
 
-Tansu (the test broker) answers offsets_for_times from append time, so each test produces in phases separated
-by real time and puts the window edges into the gaps between phases (kafka_broker.wait_ms_boundary)."""
+Windows are cut by the records' Kafka timestamps (the producer's send time here): each test produces in phases
+separated by real time and puts the window edges into the gaps between phases (kafka_broker.wait_ms_boundary)."""
 
 from __future__ import annotations
 

@@ -1,11 +1,10 @@
 """Outputs on a real S3 API: moto's server mode on 127.0.0.1 (its own virtualenv, .venv/moto-server, see
 tests/README.md), reached through the standard AWS_* environment only.
 
-Spark here has no hadoop-aws jars (no Maven), so Spark itself cannot write s3a://: the local-mode runs below
-stage on the driver's disk and the driver uploads the attempt with pyarrow.fs before the pointer commit, and
-readers get a local copy of the committed attempt. What is tested against the S3 API: every Python-side write
-(counts, checkpoint, state file, reports, marker, lock, pointer), the commit protocol, a SIGKILL during the
-publish, and an end-to-end replay -> merge -> verify whose archive and outputs live only in the bucket.
+Spark writes s3a:// itself (hadoop-aws from the installed JVM jars, cdc_jobs.jvm), configured from the same
+environment each job runs with (cdc_jobs.io.storage.configure_spark). What is tested against the S3 API: every
+Python-side write (counts, checkpoint, state file, reports, marker, lock, pointer), the commit protocol, a SIGKILL
+during the publish, and an end-to-end replay -> merge -> verify whose archive and outputs live only in the bucket.
 """
 
 from __future__ import annotations
@@ -29,51 +28,7 @@ from cdc_jobs.commands.sample import simulate, write_archive
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import atomic, storage
 
-REPO = Path(__file__).resolve().parents[2]
-BUCKET = "cdc-test"
-
-
-def _moto_server() -> str:
-    exe = REPO / ".venv" / "moto-server" / "bin" / "moto_server"
-    found = str(exe) if exe.exists() else shutil.which("moto_server")
-    if not found:
-        pytest.fail("moto_server not installed: run `make install` (it creates .venv/moto-server)")
-    return found
-
-
-@pytest.fixture(scope="module")
-def s3(tmp_path_factory):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    log = tmp_path_factory.mktemp("moto") / "moto.log"
-    proc = subprocess.Popen([_moto_server(), "-H", "127.0.0.1", "-p", str(port)], stdout=log.open("wb"),
-                            stderr=subprocess.STDOUT)
-    env = {"AWS_ENDPOINT_URL": f"http://127.0.0.1:{port}", "AWS_ACCESS_KEY_ID": "test",
-           "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1",
-           "CDC_REPLAY_SCRATCH_DIR": str(tmp_path_factory.mktemp("scratch"))}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        admin = pafs.S3FileSystem(endpoint_override=f"127.0.0.1:{port}", scheme="http", allow_bucket_creation=True,
-                                  access_key="test", secret_key="test", region="us-east-1")
-        for _ in range(100):
-            try:
-                admin.create_dir(BUCKET)
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail(f"moto_server did not start: {log.read_text()[-2000:]}")
-        yield env
-    finally:
-        proc.kill()
-        proc.wait()
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
+from s3_server import BUCKET, REPO, s3  # noqa: F401 - the module fixture, beside this file
 
 
 def test_python_side_writes_through_the_standard_environment(s3):

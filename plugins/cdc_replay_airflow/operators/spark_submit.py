@@ -11,18 +11,28 @@ from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
+from cdc_jobs import jvm
+
 from ..hooks.spark_submit import CdcSparkSubmitHook
 
 
 def spark_conf() -> dict[str, str]:
     """Settings every job needs whatever the cluster: UTC everywhere (the same timestamp text gave different
-    epochs under other zones), and a shuffle width that suits the data rather than Spark's default 200."""
+    epochs under other zones), a shuffle width that suits the data rather than Spark's default 200, and Delta
+    Lake's SQL extension and catalog where its jar is installed (``spark_jars``)."""
     return {
         "spark.sql.session.timeZone": "UTC",
         "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
         "spark.sql.shuffle.partitions": os.environ.get("CDC_REPLAY_SHUFFLE_PARTITIONS", "8"),
+        **(jvm.DELTA_CONF if jvm.runtime_jars() else {}),
     }
+
+
+def spark_jars() -> str | None:
+    """spark-submit --jars: the jars ``python -m cdc_jobs.jvm`` built at install time (the project's JVM decode,
+    Delta Lake, Spark's Kafka source, s3a), the same list a CLI session loads (cdc_jobs.spark.session)."""
+    return ",".join(map(str, jvm.runtime_jars())) or None
 
 
 def spark_task_args() -> dict[str, Any]:
@@ -55,6 +65,7 @@ class CdcSparkSubmitOperator(SparkSubmitOperator):
                  **kwargs: Any) -> None:
         kwargs.setdefault("conn_id", "spark_default")
         kwargs.setdefault("conf", spark_conf())
+        kwargs.setdefault("jars", spark_jars())
         super().__init__(**kwargs)
         self.reference_conn_id = reference_conn_id
         self.kafka_conn_id = kafka_conn_id
