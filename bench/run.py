@@ -2,7 +2,7 @@
 generated archives, in one run and one SparkSession, so a busy shared machine hits both sides alike.
 
     python -m bench.run [--messages 1000000] [--formats canal-json,dts-avro] [--to-format oms-default]
-                        [--steps replay,reencode,merge] [--repeat 2] [--json out.json]
+                        [--steps replay,reencode,merge,merge-parquet] [--repeat 2] [--json out.json]
 
 Per step and format it prints ours, peer and the ratio peer/ours (>= 1.0 means we are as fast), with wall and
 CPU seconds (driver, JVM and Python workers together: the steadier number on a shared machine) and the peak RSS
@@ -11,8 +11,9 @@ each measured run is preceded by one warm-up of the same step (``--no-warmup`` s
 best of ``--repeat`` runs counts.
 
 A step is one function pair in ``STEPS``: ``ours(ctx)`` and ``peer(ctx)``, each doing one complete run into
-``ctx.out``. The merge step measures `cdc-replay merge` beside the hand-written ``row_number()`` upsert
-(``bench/merge_step.py``) on one shared replay of the archive.
+``ctx.out``. The merge step measures `cdc-replay merge` (Delta tables) beside the hand-written ``row_number()``
+upsert writing plain Parquet (``bench/merge_step.py``) on one shared replay of the archive; ``merge-parquet`` the
+same merge with ``--state-format parquet`` beside the same peer.
 """
 
 from __future__ import annotations
@@ -215,7 +216,11 @@ def _replayed(ctx: Ctx) -> Path:
 
 
 def ours_merge(ctx: Ctx) -> None:
-    _cli(["merge", "--replay", str(_replayed(ctx)), "--out", str(ctx.out)])
+    _cli(["merge", "--replay", str(_replayed(ctx)), "--out", str(ctx.out)])  # Delta tables (the default)
+
+
+def ours_merge_parquet(ctx: Ctx) -> None:
+    _cli(["merge", "--replay", str(_replayed(ctx)), "--state-format", "parquet", "--out", str(ctx.out)])
 
 
 def peer_merge(ctx: Ctx) -> None:
@@ -228,12 +233,14 @@ STEPS: dict[str, tuple[Callable[[Ctx], None], Callable[[Ctx], None]]] = {
     "replay": (ours_replay, peer_replay),
     "reencode": (ours_reencode, peer_reencode),
     "merge": (ours_merge, peer_merge),
+    # The same merge writing plain Parquet files: what Delta's log and statistics cost beside it.
+    "merge-parquet": (ours_merge_parquet, peer_merge),
 }
 
 
 def run_step(step: str, ctx: Ctx, repeat: int, warmup: bool = True) -> dict:
     ours, peer = STEPS[step]
-    if step == "merge":  # the shared input replay is made before timing (without a warm-up, ours paid for it)
+    if step.startswith("merge"):  # the shared input replay is made before timing (without a warm-up, ours paid for it)
         _replayed(ctx)
     o, p = measure(ours, ctx, repeat, warmup), measure(peer, ctx, repeat, warmup)
     return {"step": step, "format": ctx.fmt, "to_format": ctx.to_format if step == "reencode" else None,

@@ -216,6 +216,11 @@ class MergeArgs(JobArgs):
     history: bool = opt(
         False, kind="bool", form="history", pipeline="merge.history", title="Keep history", section="Merge",
         help="also write a type-2 history per table")
+    state_format: str = opt(
+        "delta", kind="choice", choices=("delta", "parquet"), form="state_format", pipeline="merge.state_format",
+        title="State format", section="Merge",
+        help="how each table is written: 'delta' (a Delta Lake table: any Delta reader, versions) or 'parquet' "
+        "(plain Parquet files); default delta")
     out: str | None = opt(
         required=True, path=True, wired="<out_dir>/state (form) or <state_root>/<pipeline>/<day>/state",
         help="state directory to write, replaced atomically")
@@ -248,6 +253,11 @@ class VerifyArgs(JobArgs):
     max_dead_letters: str | None = opt(
         metavar="SPEC", form="max_dead_letters", pipeline="max_dead_letters", pattern=DEAD_LETTER_BUDGET,
         help="dead-letter budget verify checks (same SPEC as replay); default: the job's built-in budget")
+    publish: str | None = opt(
+        path=True, form="publish", pipeline="publish", form_kind="bool", title="Publish verified tables",
+        section="Verify",
+        help="when verification passes, make each table of the state the latest version of the Delta table "
+        "PUBLISH/<db.table> (one stable path per table; earlier states stay readable with VERSION AS OF)")
 
 
 JOBS: dict[str, type[JobArgs]] = {c.command: c for c in (ReplayArgs, MergeArgs, VerifyArgs)}

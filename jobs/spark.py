@@ -23,8 +23,6 @@ def session(app_name: str = "cdc-replay") -> SparkSession:
         jars = jvm.runtime_jars()
         if jars:
             builder = builder.config("spark.jars", ",".join(map(str, jars)))
-            for key, value in jvm.DELTA_CONF.items():
-                builder = builder.config(key, value)
         builder = (
             builder.master(os.environ.get("CDC_REPLAY_SPARK_MASTER", DEFAULT_MASTER))
             .config("spark.ui.enabled", "false")
@@ -37,8 +35,17 @@ def session(app_name: str = "cdc-replay") -> SparkSession:
             # starts over on the new classes).
             .config("spark.sql.codegen.cache.maxEntries", "1000")
         )
+    # Merged state is Delta Lake (``cdc_jobs.io.delta_tables``): the session extension adds its SQL (MERGE INTO,
+    # DESCRIBE HISTORY, RESTORE, VERSION AS OF) and the catalog resolves ``delta.`path``` tables. Both are static
+    # settings, so every session gets them; ``require_delta`` checks the jars came too.
+    for key, value in jvm.DELTA_CONF.items():
+        builder = builder.config(key, value)
     spark = (
         builder.config("spark.sql.session.timeZone", "UTC")
+        # Delta rebuilds a table's snapshot from its log with 50 shuffle partitions by default: 50 tasks for a
+        # log of a few files (seconds per table on a busy 2-core machine, for nothing).
+        .config("spark.databricks.delta.snapshotPartitions", os.environ.get("CDC_REPLAY_DELTA_SNAPSHOT_PARTITIONS",
+                                                                            "2"))
         # Timestamps and maps are exchanged with Python workers as Arrow batches.
         .config("spark.sql.execution.arrow.pyspark.enabled", "true")
         .config("spark.sql.sources.partitionOverwriteMode", "static")
@@ -50,7 +57,19 @@ def session(app_name: str = "cdc-replay") -> SparkSession:
         .getOrCreate()
     )
     spark.sparkContext.setLogLevel(os.environ.get("CDC_REPLAY_SPARK_LOG_LEVEL", "WARN"))
+    require_delta(spark)
     from cdc_jobs.io.storage import configure_spark
 
     configure_spark(spark)
     return spark
+
+
+def require_delta(spark: SparkSession) -> None:
+    """Fail at start, naming what is missing, rather than at the first state write: Spark only logs a warning
+    when the session extension's class is not found, and the catalog fails later with a bare ClassNotFound."""
+    extension = jvm.DELTA_CONF["spark.sql.extensions"]
+    if not spark.sparkContext._jvm.org.apache.spark.util.Utils.classIsLoadable(extension):
+        raise RuntimeError(
+            f"Delta Lake is not on Spark's classpath (class {extension} not found): merged state is written as "
+            "Delta tables. `make install` resolves io.delta:delta-spark_4.2_2.13 into the project's runtime jars "
+            "(cdc_jobs.jvm, spark.jars); on another cluster add them to its jars.")

@@ -1,13 +1,17 @@
 """`cdc-replay merge`: replayed events (+ an optional ``--base`` state) -> exact table state, published atomically.
 
 State directory layout (STATE):
-  STATE/<table_name>/        one Parquet table per source table (``db.table`` or ``db.schema.table``): source
+  STATE/<table_name>/        one Delta table per source table (``db.table`` or ``db.schema.table``): source
                              columns typed by ``cdc_jobs.transforms.state_types`` + ``_cdc_op``, ``_cdc_sequence``,
                              ``_cdc_event_time_ms``, ``_cdc_source``, ``_cdc_partition``, ``_cdc_offset``,
-                             ``_cdc_index``, ``_cdc_format`` (the event that last wrote the row). Rows ordered by
-                             key, files named ``part-NNNNN.snappy.parquet``: same inputs -> identical bytes.
-  STATE/_history/<table>/    with ``--history``: SCD type 2 rows (source columns + ``_cdc_valid_from_sequence``,
-                             ``_cdc_valid_from_event_time_ms``, ``_cdc_valid_to_sequence``,
+                             ``_cdc_index``, ``_cdc_format`` (the event that last wrote the row). One version whose
+                             commit's userMetadata names the replay window (``cdc_jobs.io.delta_tables``). Rows
+                             ordered by key: same inputs -> the same rows in the same order. With
+                             ``--state-format parquet`` plain Parquet files named ``part-NNNNN.snappy.parquet``
+                             (identical bytes on a re-run).
+  STATE/_history/<table>/    with ``--history``, in the same format: SCD type 2 rows (source columns +
+                             ``_cdc_valid_from_sequence``, ``_cdc_valid_from_event_time_ms``,
+                             ``_cdc_valid_to_sequence``,
                              ``_cdc_valid_to_event_time_ms``, ``_cdc_is_current``, ``_cdc_op``). Versions of
                              a ``--base`` written with ``--history`` are carried on; without it history starts
                              at this run (and a run without ``--history`` drops it).
@@ -31,6 +35,7 @@ import json
 import math
 import os
 import posixpath
+from concurrent.futures import ThreadPoolExecutor
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, Callable, Optional, Sequence
@@ -40,6 +45,7 @@ from pyspark.sql import functions as F
 
 from cdc_jobs.transforms import merge as mt
 from cdc_jobs.transforms import state_types as st
+from cdc_jobs.io import delta_tables
 from cdc_jobs.io.atomic import resolve_output, staged_output
 from cdc_jobs.errors import UsageError
 from cdc_jobs.schemas import EVENT_SPARK
@@ -49,6 +55,7 @@ CANONICAL = "_canonical"
 HISTORY = "_history"
 FORMAT_VERSION = 1
 ROWS_PER_FILE = 1_000_000
+TABLE_WRITERS = 4  # driver threads writing tables at once (CDC_REPLAY_TABLE_WRITERS)
 # Share of copies above which a merge drops later copies of events before the shuffle (``many_copies``): the
 # aggregate and its exchange cost about as much as the shuffle, sort and windows of the rows they save.
 COPY_SHARE_WORTH_DROPPING = 0.25
@@ -324,29 +331,66 @@ def _final_names(files: Sequence[str]) -> list[tuple[str, str]]:
             for i, f in enumerate(parts)]
 
 
-def write_table(rows: DataFrame, typings, n_rows: int, out: Path) -> None:
+def _save(df: DataFrame, out: Path, state_format: str, metadata: Optional[dict]) -> None:
+    delta_tables.write_table(df, out, state_format, metadata)
+    if state_format == "parquet":
+        _finish_files(out)  # a Delta table's log names its files: they keep Spark's names
+
+
+def write_table(rows: DataFrame, typings, n_rows: int, out: Path, state_format: str = "delta",
+                metadata: Optional[dict] = None) -> None:
     parts = max(1, math.ceil(n_rows / ROWS_PER_FILE))
     # One file: coalesce reads the table's canonical files in one task, without a shuffle; the sort below
     # alone fixes the row order ((_key, _dup) is unique), so the bytes are those of repartition(1).
     spread = rows.coalesce(1) if parts == 1 else rows.repartition(parts, "_key")
-    (spread.sortWithinPartitions("_key", "_dup")
-     .select(*_source_columns(typings), *[F.col(a).alias(b) for a, b in META_COLUMNS])
-     .write.parquet(str(out)))
-    _finish_files(out)
+    _save(spread.sortWithinPartitions("_key", "_dup")
+          .select(*_source_columns(typings), *[F.col(a).alias(b) for a, b in META_COLUMNS]),
+          out, state_format, metadata)
 
 
-def write_history(versions: DataFrame, typings, lineage: dict[str, list[str]], out: Path) -> None:
+def write_history(versions: DataFrame, typings, lineage: dict[str, list[str]], out: Path,
+                  state_format: str = "delta", metadata: Optional[dict] = None) -> None:
     h = mt.history_versions(versions)
-    (h.repartition(1).sortWithinPartitions("_key", "_dup", *mt.ORDER_FIELDS)
-     .select(*_source_columns(typings, lineage),
-             F.col("sequence").alias("_cdc_valid_from_sequence"),
-             F.col("event_time_ms").alias("_cdc_valid_from_event_time_ms"),
-             F.col("_to_sequence").alias("_cdc_valid_to_sequence"),
-             F.col("_to_event_time_ms").alias("_cdc_valid_to_event_time_ms"),
-             F.col("_to_rank").isNull().alias("_cdc_is_current"),
-             F.col("op").alias("_cdc_op"))
-     .write.parquet(str(out)))
-    _finish_files(out)
+    _save(h.repartition(1).sortWithinPartitions("_key", "_dup", *mt.ORDER_FIELDS)
+          .select(*_source_columns(typings, lineage),
+                  F.col("sequence").alias("_cdc_valid_from_sequence"),
+                  F.col("event_time_ms").alias("_cdc_valid_from_event_time_ms"),
+                  F.col("_to_sequence").alias("_cdc_valid_to_sequence"),
+                  F.col("_to_event_time_ms").alias("_cdc_valid_to_event_time_ms"),
+                  F.col("_to_rank").isNull().alias("_cdc_is_current"),
+                  F.col("op").alias("_cdc_op")),
+          out, state_format, metadata)
+
+
+def write_all(writes: Sequence[Callable[[], None]]) -> None:
+    """Runs the table writes from a few driver threads. A table under ROWS_PER_FILE is one single-task job, and a
+    Delta table also commits its log on the driver (about a second of driver work per table): one table at a time
+    left the other cores idle. The first error is raised once the running writes stopped (the stage is then
+    discarded whole); writes not yet started are cancelled."""
+    workers = max(1, int(os.environ.get("CDC_REPLAY_TABLE_WRITERS", TABLE_WRITERS)))
+    if workers == 1 or len(writes) <= 1:
+        for write in writes:
+            write()
+        return
+    pool = ThreadPoolExecutor(workers, thread_name_prefix="cdc-replay-merge-write")
+    try:
+        for future in [pool.submit(write) for write in writes]:
+            future.result()
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def replay_window(replays: Sequence[str]) -> dict:
+    """The event-time window the replays cover, from their counts.json: [earliest since, latest until); a bound
+    is None when some replay has none (all events before/after it were kept)."""
+    windows = []
+    for r in replays:
+        counts = _local(r) / "counts.json"
+        windows.append(json.loads(counts.read_text()).get("window") or {} if counts.is_file() else {})
+    since = [w.get("since_ms") for w in windows]
+    until = [w.get("until_ms") for w in windows]
+    return {"since_ms": None if None in since or not since else min(since),
+            "until_ms": None if None in until or not until else max(until)}
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -382,8 +426,13 @@ def many_copies(counts: tuple[int, int]) -> bool:
 
 
 def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional[str] = None,
-          tables: Sequence[str] = (), history: bool = False) -> dict:
+          tables: Sequence[str] = (), history: bool = False, state_format: str = "delta") -> dict:
     """Write the merged state into ``out`` (a staging directory); returns the ``_state.json`` content."""
+    if state_format not in delta_tables.FORMATS:
+        raise UsageError(f"--state-format {state_format!r}: one of {', '.join(delta_tables.FORMATS)}")
+    window = replay_window(replays)
+    # Each table's commit names what it holds (DESCRIBE HISTORY shows it); no time in it, so re-runs write it equal.
+    commit = {"window": window, "replay": list(replays), "base": base}
     events = read_events(spark, replays, table_patterns(tables))
     base_state, base_canonical = read_base(spark, base) if base else ({"tables": {}}, None)
     base_tables: dict = base_state.get("tables", {})
@@ -418,16 +467,19 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
                            {n: p["columns"] for n, p in plans.items()},
                            {n: p["lineage"] for n, p in plans.items()} if history else None)
     result_tables = {}
+    writes: list[Callable[[], None]] = []
     for name in names:
         plan = plans[name]
         s = dict(stats.get(name, {"rows": 0, "tombstones": 0, "last_sequence": [], "last_position": None,
                                   "last_event_time_ms": None}))
         marks = [m for m in (s.pop("_order", None), plan["watermark"]) if m is not None]
         state_rows = stored.filter((F.col("table_name") == name) & ~F.col("deleted") & (F.col("kind") == "state"))
-        write_table(state_rows, typings[name], s["rows"], out / name)
+        writes.append(functools.partial(write_table, state_rows, typings[name], s["rows"], out / name,
+                                        state_format, commit))
         if history:
-            write_history(stored.filter((F.col("table_name") == name) & (F.col("kind") == "version")),
-                          typings[name], plan["lineage"], out / HISTORY / name)
+            writes.append(functools.partial(
+                write_history, stored.filter((F.col("table_name") == name) & (F.col("kind") == "version")),
+                typings[name], plan["lineage"], out / HISTORY / name, state_format, commit))
         pk = plan["primary_key"]
         row_id = plan["row_id"] if any(c.name == plan["row_id"] for c in plan["columns"]) else None
         result_tables[name] = {
@@ -443,8 +495,9 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
             # offset, index]. The next --base run ignores column declarations of events at or before it.
             "watermark": _watermark_out(max(marks) if marks else None),
         }
-    state = {"format_version": FORMAT_VERSION, "history": history,
-             "inputs": {"replay": list(replays), "base": base, "tables": list(tables)},
+    write_all(writes)
+    state = {"format_version": FORMAT_VERSION, "history": history, "state_format": state_format,
+             "inputs": {"replay": list(replays), "base": base, "tables": list(tables), "window": window},
              "tables": result_tables}
     (out / STATE_FILE).write_text(json.dumps(state, indent=2, sort_keys=True, default=_json_default) + "\n")
     return state
@@ -461,7 +514,8 @@ def run(args: Any) -> int:
 
     spark = session("cdc-replay merge")
     with staged_output(args.out, "state") as stage:
-        state = merge(spark, args.replay, stage, base=args.base, tables=args.tables, history=args.history)
+        state = merge(spark, args.replay, stage, base=args.base, tables=args.tables, history=args.history,
+                      state_format=args.state_format)
     for name, t in state["tables"].items():
         print(f"{name}: {t['rows']} rows ({t['tombstones']} deleted keys kept as tombstones), "
               f"{len(t['ddl_history'])} DDL, last sequence {t['last_sequence'] or '-'}")

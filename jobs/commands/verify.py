@@ -22,8 +22,9 @@ from cdc_jobs.transforms import dead_letters as dl
 from cdc_jobs.transforms import verify_counts as vc
 from cdc_jobs.transforms.dead_letters import Budget
 from cdc_jobs.errors import UsageError
-from cdc_jobs.io import storage
-from cdc_jobs.io.atomic import committed_location, resolve_output
+from cdc_jobs.io import delta_tables, storage
+from cdc_jobs.io.atomic import check_spark_reaches, committed_location, resolve_output
+from cdc_jobs.io.remote_dir import RemoteDir
 from cdc_jobs.io.reports import failure_message, terminal_report, write_reports
 from cdc_jobs.schemas import EVENT_SPARK
 
@@ -86,11 +87,11 @@ def read_events(spark: SparkSession, d: Path) -> DataFrame:
 # --------------------------------------------------------------------------------------------- state layout
 
 def state_tables(state: Path) -> dict[str, Path]:
-    """Table name -> directory: every STATE/<db.table>/ holding Parquet (names starting '_' or '.' are merge's
-    own files, e.g. _state.json, history)."""
+    """Table name -> directory: every STATE/<db.table>/ holding a Delta table or Parquet (names starting '_' or
+    '.' are merge's own files, e.g. _state.json, history)."""
     out = {}
     for child in sorted(state.iterdir()):
-        if child.is_dir() and not child.name.startswith(("_", ".")) and _has_parquet(child):
+        if child.is_dir() and not child.name.startswith(("_", ".")) and delta_tables.has_table(child):
             out[child.name] = child
     return out
 
@@ -129,8 +130,9 @@ def base_keys(spark: SparkSession, base: Path, pks: dict[str, list[str]]) -> Opt
 
 
 def count_state(spark: SparkSession, state: Path) -> dict[str, int]:
-    """Rows per STATE/<table>/: merge writes live rows only (deleted keys live on as tombstones in _canonical/)."""
-    return {t: spark.read.parquet(str(d)).count() for t, d in state_tables(state).items()}
+    """Rows per STATE/<table>/: merge writes live rows only (deleted keys live on as tombstones in _canonical/).
+    A Delta table is read through its log (its current version), never as the Parquet files in its folder."""
+    return {t: delta_tables.read_table(spark, d).count() for t, d in state_tables(state).items()}
 
 
 # ------------------------------------------------------------------------------------------------- verify
@@ -323,5 +325,23 @@ def run(args: argparse.Namespace) -> int:
     print("reports: " + ", ".join(str(p) for p in written))
     if not accounting["ok"]:
         print(failure_message(rows, accounting), file=sys.stderr)
+        if args.publish:
+            print(f"not published to {args.publish}: the verification failed", file=sys.stderr)
         return 1
+    if args.publish:
+        publish(spark, state, args.state, args.publish)
     return 0
+
+
+def publish(spark: SparkSession, state: Path, state_arg: str, root: str) -> None:
+    """The verified state's tables become the latest versions of the stable tables under ``root``."""
+    storage.check_uri(root, "--publish")
+    if not storage.is_local(root):
+        check_spark_reaches(root, "--publish")  # Spark writes the tables and their Delta log itself
+    window = (state_info(state).get("inputs") or {}).get("window") or {}
+    window = {**window, **{k[:-3]: _iso(v) for k, v in window.items() if k.endswith("_ms") and v is not None}}
+    results = delta_tables.publish(spark, state, committed_location(state_arg), state_tables(state),
+                                   storage.local_path(root) if storage.is_local(root) else RemoteDir(root), window)
+    for r in results:
+        print(f"published {r['table']}: {r['action']}, version {r['version']} of "
+              f"{storage.join(root, r['table'])}")

@@ -39,6 +39,7 @@ from typing import Iterator, Optional, Union
 
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import storage
+from cdc_jobs.io.delta_tables import DELTA_LOG
 from cdc_jobs.io.lock import OutputLock
 from cdc_jobs.io.remote_dir import RemoteDir
 
@@ -131,11 +132,15 @@ def check_replaceable(out: str, option: str = "--out") -> None:
 
 def normalise_part_names(stage: Stage) -> None:
     """part-00003-<uuid>-c000.snappy.parquet -> part-NNNNN.snappy.parquet (numbered in order per directory);
-    checksum side files removed. Spark's job UUID is random, so without this a re-run's names differ."""
+    checksum side files removed. Spark's job UUID is random, so without this a re-run's names differ.
+    A Delta table (a directory holding ``_delta_log/``) is left as it is: its log names its files."""
     if isinstance(stage, RemoteDir):
-        stage.normalise_part_names(_SPARK_PART)
+        stage.normalise_part_names(_SPARK_PART, DELTA_LOG)
         return
-    for dirpath, _, files in os.walk(stage):
+    for dirpath, dirs, files in os.walk(stage):
+        if DELTA_LOG in dirs:
+            dirs.clear()
+            continue
         d = Path(dirpath)
         for f in files:
             if f.endswith(".crc"):
@@ -258,7 +263,7 @@ def _spark_reaches(scheme: str) -> Optional[bool]:
         return None
 
 
-def _check_spark_reaches(uri: str, option: str) -> None:
+def check_spark_reaches(uri: str, option: str) -> None:
     """Executors read and write a store themselves (nothing is staged on the driver's disk, which a cluster's
     executors cannot see): a Spark without the store's Hadoop FileSystem is refused before anything is written."""
     scheme = "s3a" if storage.scheme_of(uri) in storage.S3_SCHEMES else storage.scheme_of(uri)
@@ -325,7 +330,7 @@ def staged_output(out: str, kind: str = "output") -> Iterator[Stage]:
             stage: Stage = storage.local_path(location)
             stage.mkdir(parents=True)
         else:
-            _check_spark_reaches(out, "--out")
+            check_spark_reaches(out, "--out")
             stage = RemoteDir(location)
         try:
             with _kill_when_writing(stage):
@@ -358,7 +363,7 @@ def resolve_output(uri: str, option: str) -> Stage:
     location = storage.join(uri, pointer["attempt"])
     if storage.is_local(uri):
         return storage.local_path(location)
-    _check_spark_reaches(uri, option)
+    check_spark_reaches(uri, option)
     return RemoteDir(location)
 
 

@@ -98,9 +98,16 @@ class RemoteDir:
             if fnmatch.fnmatchcase(rel.rsplit("/", 1)[-1], pattern):
                 yield RemoteDir(storage.join(self.uri, rel))
 
-    def normalise_part_names(self, spark_part: re.Pattern) -> None:
+    def normalise_part_names(self, spark_part: re.Pattern, table_log: str) -> None:
+        """Renames Spark's part files as ``cdc_jobs.io.atomic.normalise_part_names`` does, except inside a
+        table whose log (a ``table_log`` directory) names its files."""
+        files = [rel for rel, _ in storage.walk_files(self.uri)]
+        parts = [rel.split("/") for rel in files]
+        tables = {tuple(p[:p.index(table_log)]) for p in parts if table_log in p[:-1]}
         by_dir: dict[str, list[str]] = {}
-        for rel, _ in storage.walk_files(self.uri):
+        for rel, p in zip(files, parts):
+            if any(tuple(p[:len(t)]) == t for t in tables):
+                continue
             d, _, f = rel.rpartition("/")
             if f.endswith(".crc"):
                 (self / rel).unlink()

@@ -8,7 +8,7 @@ can run when, say, `shop.orders` of pipeline `shop` is rebuilt (also by a backfi
 
 The daily DAG does not know the tables before a run (a pipeline's tables are globs), so its publish task emits
 the events through the `ALIAS` AssetAlias; Airflow registers each table's Asset with its first event. Each event's
-extra holds the day, the state directory and the verified row count.
+extra holds the day, the state directory, the verified row count and the published Delta table (``table``).
 """
 
 from __future__ import annotations

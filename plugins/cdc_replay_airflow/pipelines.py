@@ -16,7 +16,8 @@
           state_root: ../var/pipelines             # <state_root>/<pipeline>/<yyyy-mm-dd>/{replay,state}
           to_format: oms-default                   # optional re-encode
           sink: kafka://broker:9092/shop.oms       # optional: also produce the re-encoded messages there
-        merge: {enabled: true, history: false}
+        merge: {enabled: true, history: false, state_format: delta}   # or parquet (plain files)
+        publish: true                              # verified tables -> <state_root>/<pipeline>/tables/<db.table>
         reference_conn_id: shop_mysql              # optional Airflow connection of the source database
         # Any other option of replay/merge/verify, by its name with underscores (cdc_jobs.contract):
         primary_key: ["shop.order_items=order_id,line_no"]   # formats without key names (SharePlex, ...)
@@ -109,6 +110,8 @@ class Pipeline:
     html: bool = True
     schema_registry: str | None = None
     schemas: str | None = None
+    state_format: str | None = None  # merge --state-format; None: the job's default (delta)
+    publish: bool = True  # verify --publish <state_root>/<pipeline>/tables: the stable Delta table per table
 
     @property
     def sources(self) -> list[str]:
@@ -119,6 +122,11 @@ class Pipeline:
 
     def day_dir(self, day: dt.date) -> str:
         return os.path.join(self.state_root, day.isoformat())
+
+    @property
+    def tables_dir(self) -> str:
+        """Where verified days are published: one Delta table per source table, the latest verified day's."""
+        return os.path.join(self.state_root, "tables")
 
 
 @dataclass
@@ -304,6 +312,13 @@ def parse_pipeline(name: Any, spec: Any, base_dir: Path, defaults: dict | None =
     if max_records is not None and (isinstance(max_records, bool) or not isinstance(max_records, int)
                                     or max_records < 1):
         raise f.fail("max_records_per_split", f"must be a positive whole number, got {max_records!r}")
+    state_format = merge.get("state_format")
+    if state_format is not None:
+        from cdc_jobs.contract import option
+
+        choices = option("merge", "state_format").choices
+        if state_format not in choices:
+            raise f.fail("merge.state_format", f"must be one of {', '.join(choices)}, got {state_format!r}")
     budget = spec.get("max_dead_letters")
     if budget is not None:
         budget = f.string(str(budget), "max_dead_letters", BUDGET_RE, "a count (100), a fraction (0.1%) or "
@@ -325,6 +340,7 @@ def parse_pipeline(name: Any, spec: Any, base_dir: Path, defaults: dict | None =
         checkpoint=f.boolean(spec.get("checkpoint"), "checkpoint", False), kafka_config_file=kafka_config_file,
         max_records_per_split=max_records, max_dead_letters=budget,
         html=f.boolean(spec.get("html"), "html", True), schema_registry=registry, schemas=schemas,
+        state_format=state_format, publish=f.boolean(spec.get("publish"), "publish", True),
     )
 
 

@@ -16,7 +16,7 @@ import re
 from typing import Any, Mapping
 
 from cdc_jobs.contract import (DEAD_LETTER_BUDGET, DURATION, PRIMARY_KEY, REGISTRY_URL, MergeArgs, ReplayArgs, VerifyArgs,
-                               form_keys)
+                               form_keys, option)
 
 from . import confine
 from .confine import ConfError
@@ -222,6 +222,13 @@ def manual_plan(conf: Mapping[str, Any], pipelines: Pipelines | None, *, dag_id:
     merge = _flag(conf, "merge", pipe.merge if pipe else True)
     history = _flag(conf, "history", pipe.history if pipe else False)
     html = _flag(conf, "html", pipe.html if pipe else True)
+    # Manual runs publish into their own <out_dir>/tables: a hand-picked window must not become a pipeline's
+    # latest state.
+    publish = _flag(conf, "publish", pipe.publish if pipe else False)
+    state_format = _text(conf, "state_format") or (pipe.state_format if pipe else None)
+    formats = option("merge", "state_format").choices
+    if state_format and state_format not in formats:
+        raise ConfError(f"'state_format': must be one of {', '.join(formats)}, got {state_format!r}")
     replay_dir, state_dir = os.path.join(out_dir, "replay"), os.path.join(out_dir, "state")
     report, html_path = report_paths(dag_id, run_id)
     replay = ReplayArgs(
@@ -233,10 +240,12 @@ def manual_plan(conf: Mapping[str, Any], pipelines: Pipelines | None, *, dag_id:
     return _plan(
         pipeline=name or None, out_dir=out_dir, merge=merge, reference=reference, kafka_conn_id=kafka_conn_id,
         report=report, state_dir=state_dir, replay=replay,
-        merge_args=MergeArgs(replay=(replay_dir,), base=base, tables=tuple(tables), history=history, out=state_dir),
+        merge_args=MergeArgs(replay=(replay_dir,), base=base, tables=tuple(tables), history=history,
+                             state_format=state_format or "delta", out=state_dir),
         verify=VerifyArgs(replay=(replay_dir,), state=state_dir, base=base,
                           reference=f"env:{REFERENCE_ENV}" if reference else None, report=report,
-                          html=html_path if html else None, max_dead_letters=budget))
+                          html=html_path if html else None, max_dead_letters=budget,
+                          publish=os.path.join(out_dir, "tables") if publish else None))
 
 
 def _flag(conf: Mapping[str, Any], key: str, default: bool) -> bool:
@@ -266,6 +275,7 @@ def _plan(*, pipeline: str | None, out_dir: str | None, merge: bool, reference: 
         "replay_args": replay.to_argv(),
         "merge_args": merge_args.to_argv(),
         "verify_args": verify.to_argv(),
+        "published": verify.publish,  # verify --publish: the stable Delta tables' directory, or None
         **extra,
     }
 
@@ -317,8 +327,9 @@ def daily_plan(pipe: Pipeline, start: dt.datetime, end: dt.datetime, *, dag_id: 
         pipeline=pipe.name, out_dir=day_dir, merge=pipe.merge, reference=pipe.reference_conn_id,
         kafka_conn_id=pipe.kafka_conn_id, report=report, state_dir=state_dir, replay=replay,
         merge_args=MergeArgs(replay=(replay_dir,), base=base, tables=pipe.tables, history=pipe.history,
-                             out=state_dir),
+                             state_format=pipe.state_format or "delta", out=state_dir),
         verify=VerifyArgs(replay=(replay_dir,), state=state_dir, base=base,
                           reference=f"env:{REFERENCE_ENV}" if pipe.reference_conn_id else None, report=report,
-                          html=html if pipe.html else None, max_dead_letters=pipe.max_dead_letters),
+                          html=html if pipe.html else None, max_dead_letters=pipe.max_dead_letters,
+                          publish=pipe.tables_dir if pipe.publish else None),
         skip=None, day=day.isoformat())

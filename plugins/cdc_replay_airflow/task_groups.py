@@ -75,7 +75,9 @@ def replay_merge_verify(*, publish_assets: bool = False):
                 for row in verified_tables(plan):
                     outlet_events[_alias()].add(table_asset(plan["pipeline"], row["table"]), extra={
                         "day": plan.get("day"), "state": plan["state_dir"], "rows": row.get("actual_rows"),
-                        "report": plan["report"]})
+                        "report": plan["report"],
+                        # the stable Delta table this day was published to (its latest version), if any
+                        "table": f"{plan['published']}/{row['table']}" if plan.get("published") else None})
                     published.append(row["table"])
                 print(f"published {len(published)} table asset(s): {', '.join(published) or 'none'}")
                 return published

@@ -14,6 +14,7 @@ import json
 import time
 
 import pytest
+from deltalake import DeltaTable
 
 from .test_dag_runs import daily_archive, one_replay, table_rows
 
@@ -78,6 +79,10 @@ def test_backfill_of_days_equals_one_replay_of_them(spark, airflow_standalone, t
     assert set(backfilled) == set(final)
     assert {t: len(r) for t, r in backfilled.items()} == {t: len(r) for t, r in final.items()}
     assert backfilled == one_replay(archive, "2024-01-03T00:00:00Z", tmp_path / "one")
+    # The stable Delta table per source table: the last day's state, one version per backfilled day.
+    published = tmp_path / "state" / "shop" / "tables"
+    assert table_rows(published) == backfilled
+    assert {DeltaTable(str(published / t)).version() for t in final} == {len(DAYS) - 1}
     # Data-aware scheduling: each day announced every verified table of 'shop' as an Asset event (what the UI's
     # Assets page lists).
     events = [e for e in sa.api("GET", "/assets/events?source_dag_id=cdc_daily_replay&limit=100")["asset_events"]

@@ -28,7 +28,7 @@ def sample_form(root: str) -> dict:
         "checkpoint": f"{root}/previous/replay", "lookback": "2h", "kafka_config": f"{root}/kafka.json",
         "schema_registry": "http://registry:8081", "schemas": f"{root}/archive/_schemas",
         "max_records_per_split": 1000, "max_dead_letters": "0.5%", "base": f"{root}/base", "history": True,
-        "reference_conn_id": "shop_db", "html": True,
+        "reference_conn_id": "shop_db", "html": True, "state_format": "parquet", "publish": True,
     }
 
 
@@ -39,9 +39,11 @@ def sample_pipeline(root: str) -> dict:
         "primary_key": ["shop.order_items=order_id,line_no"], "start": "2024-01-01",
         "targets": {"state_root": f"{root}/state", "to_format": "oms-default", "sink": "kafka://k1:9092/shop.oms",
                     "sink_mode": "idempotent"},
-        "merge": {"history": True}, "checkpoint": True, "lookback": "2h", "kafka_config": f"{root}/kafka.json",
+        "merge": {"history": True, "state_format": "parquet"}, "checkpoint": True, "lookback": "2h",
+        "kafka_config": f"{root}/kafka.json",
         "schema_registry": "http://registry:8081", "schemas": f"{root}/archive/_schemas",
         "max_records_per_split": 1000, "max_dead_letters": "0.5%", "reference_conn_id": "shop_db", "html": True,
+        "publish": True,
     }
 
 

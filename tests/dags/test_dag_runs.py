@@ -10,8 +10,8 @@ import subprocess
 import sys
 from pathlib import Path
 
-import pyarrow.dataset as ds
 import pytest
+from deltalake import DeltaTable
 
 from .conftest import REPO, airflow_env
 
@@ -39,7 +39,7 @@ def table_rows(state: Path) -> dict[str, list]:
     """Every merged table's full contents (all columns, metadata included), in a canonical row order."""
     out = {}
     for table_dir in sorted(p for p in state.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))):
-        rows = ds.dataset(table_dir, format="parquet").to_table().to_pylist()
+        rows = DeltaTable(str(table_dir)).to_pyarrow_table().to_pylist()  # delta-rs, as another engine reads it
         out[table_dir.name] = sorted(rows, key=lambda r: json.dumps(r, sort_keys=True, default=str))
     return out
 
@@ -186,7 +186,8 @@ def test_daily_run_replays_the_day_before_its_date_and_a_broken_pipeline_fails_a
     text = log.read_text()
     assert proc.returncode != 0, "the run must fail: pipeline 'broken' is invalid"
     assert "pipeline 'broken': field 'format': unknown format 'canal-jsn'" in text
-    assert sorted(p.name for p in (tmp_path / "state" / "shop").iterdir()) == ["2024-01-01"], text[-6000:]
+    # The day's outputs, and the pipeline's stable tables that the verified day was published to.
+    assert sorted(p.name for p in (tmp_path / "state" / "shop").iterdir()) == ["2024-01-01", "tables"], text[-6000:]
     assert (tmp_path / "state" / "shop" / "2024-01-01" / "state").is_dir(), text[-6000:]
     reports = list((home / "reports" / "cdc_daily_replay").glob("*/shop/verification.json"))
     assert len(reports) == 1, reports
@@ -197,6 +198,7 @@ def test_daily_run_replays_the_day_before_its_date_and_a_broken_pipeline_fails_a
     whole = one_replay(archive, "2024-01-02T00:00:00Z", tmp_path / "one")
     assert set(daily) == set(final) and all(daily.values())  # every table, with its day-1 rows
     assert daily == whole
+    assert table_rows(tmp_path / "state" / "shop" / "tables") == daily  # the stable path holds the verified day
     # Data-aware scheduling: the day announced every verified table of 'shop' as an Asset event.
     events = asset_events(home, "cdc_replay/shop/")
     assert {name for name, _ in events} == {f"cdc_replay/shop/{t}" for t in final}

@@ -23,6 +23,7 @@ from typing import Any, Optional
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from deltalake import DeltaTable
 from services import missing
 
 import db_producers as prod  # beside this file
@@ -384,7 +385,7 @@ def check_state(state: Path, fmt: str, src: Source, database: str, losses: dict[
     table = state / f"{database}.t"
     assert table.exists(), f"{fmt}: no merged table {database}.t in {sorted(p.name for p in state.iterdir())}"
     offset = OFFSET[src.label] if shared else 0
-    merged_table = pq.read_table(table)
+    merged_table = DeltaTable(str(table)).to_pyarrow_table()
     got = {int(r["id"]) - offset: r for r in merged_table.to_pylist() if offset <= int(r["id"]) < offset + 100}
     assert sorted(got) == sorted(src.final), f"{fmt}/{src.label}: rows {sorted(got)} != {sorted(src.final)}"
     problems = []
