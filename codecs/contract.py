@@ -16,7 +16,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Iterable, Optional
 
-from .event import DecodeError, Event
+from .event import DATA_OPS, DecodeError, Event
 
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
@@ -131,8 +131,14 @@ def _fits(event: Event) -> bool:
             and _columns_ok(event.columns))
 
 
-def check_event(vendor: str, event: Event) -> None:
-    """Raise ``DecodeError(vendor, field, position, reason)`` when ``event`` does not fit the event record."""
+def check_event(vendor: str, event: Event, table_field: str = "table") -> None:
+    """Raise ``DecodeError(vendor, field, position, reason)`` when ``event`` does not fit the event record.
+    ``table_field``: the format's name of the field that names the table (``Required.table``), for the one rule
+    of the record that is not a range: a data event belongs to a table (events/ is partitioned by it and merge
+    and verify key rows by it)."""
+    if event.op in DATA_OPS and not event.table:
+        raise DecodeError(vendor, table_field, event.position,
+                          f"a {event.op.value} event needs its table, got {event.table!r}")
     if _fits(event):
         return
     p = event.position
@@ -164,7 +170,7 @@ def check_event(vendor: str, event: Event) -> None:
                 raise DecodeError(vendor, f"columns.{c.name}.jdbc_type", p, problem)
 
 
-def check_events(vendor: str, events: Iterable[Event]) -> None:
+def check_events(vendor: str, events: Iterable[Event], table_field: str = "table") -> None:
     """``check_event`` for each event of one message (the decode loop calls this inside its error handling)."""
     for e in events:
-        check_event(vendor, e)
+        check_event(vendor, e, table_field)

@@ -65,6 +65,7 @@ from ..shared.json_fix import apply_fix, literal, unliteral
 from ..shared.value_text import cell_json, cell_text
 from ..event import Column, EncodeError, Event, Op, Position
 from ..jsontext import JsonNumber
+from ..shared.required import OBJECT, STRING, Required, need, same_needs
 from ..types import JDBC, decimal_precision_scale, family
 
 FORMAT = "debezium-json"
@@ -128,8 +129,29 @@ class _Unconvertible(ValueError):
     """A value that does not have the shape its schema announces; the caller keeps the raw text."""
 
 
+def _as_payload(msg: dict) -> dict:
+    """The change payload under the name the codec's errors give it, enveloped or bare."""
+    return {"payload": msg["payload"] if _enveloped(msg) else msg}
+
+
+def _change_op(msg: dict) -> Optional[str]:
+    payload = msg["payload"]
+    op_code = payload.get("op") if isinstance(payload, dict) else None
+    return op_code if op_code in OPS and OPS[op_code].is_data else None
+
+
+# A change names its table in source (source.table, MongoDB: source.collection) and carries the image its op
+# implies (a delete's before image may be absent: MongoDB keys it by the record key, PostgreSQL by its identity).
+_CHANGE_NEEDS = (need("payload.source", OBJECT),)
+REQUIRED = Required(_change_op, {
+    **same_needs(("c", "r", "u"), *_CHANGE_NEEDS, need("payload.after", OBJECT, STRING)),
+    "d": _CHANGE_NEEDS,
+}, table="payload.source.table", subject=_as_payload)
+
+
 class DebeziumJsonCodec(Codec):
     name = FORMAT
+    required = REQUIRED
     vendor = "Debezium (Red Hat) / CloudCanal"
     description = "Debezium envelope JSON: payload before/after/source/op, optional Kafka Connect schema"
     capabilities = Capabilities(

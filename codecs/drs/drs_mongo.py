@@ -56,6 +56,7 @@ from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
 from .drs_wire import apply_header_fixes, drs_id, gson_dumps, header_fixes, integer_field, text_field
 from ..event import Column, DecodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
+from ..shared.required import INTEGER, STRING, Required, need, same_needs
 from ..types import family
 
 FORMAT = "drs-mongo"
@@ -466,8 +467,22 @@ def render_document(image: Image, columns: dict[str, Column], own: bool) -> str:
 # --------------------------------------------------------------------------------------------------------------
 
 
+def _mongo_op(msg: dict) -> Optional[str]:
+    kind = msg.get("op")
+    return kind if kind in OPS else None
+
+
+# An oplog entry names its collection and carries its DRS id and its document (a DDL: its command) in value.
+REQUIRED = Required(_mongo_op, {
+    **same_needs(("INSERT", "UPDATE", "DELETE"), need("coll", STRING, nonempty=True), need("db", STRING, nonempty=True),
+                 need("id", INTEGER), need("value", STRING)),
+    "DDL": (need("id", INTEGER), need("value", STRING)),
+}, table="coll")
+
+
 class DrsMongoCodec(Codec):
     name = FORMAT
+    required = REQUIRED
     vendor = "Huawei Cloud DRS"
     description = "Huawei DRS JSON for MongoDB/DDS: oplog entries with shell-JSON value/where, $set/$unset updates"
     capabilities = Capabilities(

@@ -148,6 +148,10 @@ public final class CanalJsonPlain implements PlainDecoder {
     }
 
     @SuppressWarnings("unchecked")
+    private static boolean named(Object name) {
+        return name instanceof String && !((String) name).isEmpty();
+    }
+
     private static boolean plainRow(Object row) {
         if (!(row instanceof LinkedHashMap)) return false;
         for (Object v : ((Map<String, Object>) row).values()) {
@@ -174,7 +178,8 @@ public final class CanalJsonPlain implements PlainDecoder {
         Object isDdl = none(msg.get("isDdl"));
         if (isDdl != null && isDdl != Boolean.FALSE) throw BAIL;
         Object database = none(msg.get("database")), table = none(msg.get("table")), es = none(msg.get("es"));
-        if (!(nameFits(database) && nameFits(table) && es instanceof Long)) throw BAIL;
+        // A row message without its names is not the plain shape: decode names the missing field (required.py).
+        if (!(named(database) && named(table) && nameFits(database) && nameFits(table) && es instanceof Long)) throw BAIL;
         Object pkObj = none(msg.get("pkNames"));
         List<String> pk = new ArrayList<>();
         if (pkObj != null) {
