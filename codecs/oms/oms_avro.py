@@ -315,12 +315,12 @@ class OmsAvroCodec(Codec):
             raise self.error("AvroRecord", position, f"not a readable AvroRecord: {type(exc).__name__}: {exc}")
 
     def _decode_datum(self, datum: dict, position: Position) -> list[Event]:
+        self.required.check(self.name, datum, position)  # every shard repeats the names: checked on each
         total, index = datum["total"], datum["index"]
         if datum["beforeImageBytes"] or datum["afterImageBytes"] or total > 1:
             fragment = self._fragment(datum, position)
             return [fragment] if total > 1 else [self.assemble([fragment])]
         event = self._event(datum, position)
-        self.required.check(self.name, datum, position)
         if (total, index) != (-1, -1):
             event = event.with_(vendor={**event.vendor, "total_index": [total, index]})
         return [event]
