@@ -58,6 +58,9 @@ def _sequence_problem(component: object) -> Optional[str]:
 # characters is above every database's identifier limit (MySQL 64, PostgreSQL 63, Oracle 128).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_NAME = 256
+# merge writes STATE/<database>.<table>/ through Hadoop paths: a '/' would nest the directory elsewhere, a ':'
+# reads as a URI scheme and failed the whole merge (found by the structure-aware fuzzer).
+_PATH_CHARS = re.compile(r"[/:]")
 
 
 def _name_problem(value: object) -> Optional[str]:
@@ -69,6 +72,8 @@ def _name_problem(value: object) -> Optional[str]:
         return f"{len(value)} characters long (more than {MAX_NAME}: not an identifier)"
     if _CONTROL.search(value):
         return f"contains a control character: {value[:60]!r}"
+    if _PATH_CHARS.search(value):
+        return f"contains '/' or ':', which cannot name the table's state directory: {value[:60]!r}"
     return None
 
 
@@ -78,7 +83,8 @@ _NEG_LIMIT = -SEQUENCE_LIMIT
 
 
 def _name_ok(n: object) -> bool:
-    return n is None or (type(n) is str and len(n) <= MAX_NAME and n.isprintable())
+    return n is None or (type(n) is str and len(n) <= MAX_NAME and n.isprintable() and "/" not in n
+                         and ":" not in n)
 
 
 def name_fits(name: object) -> bool:

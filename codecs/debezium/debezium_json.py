@@ -125,6 +125,10 @@ def _enveloped(msg: dict) -> bool:
     return "payload" in msg and not any(k in msg for k in _PAYLOAD_KEYS)
 
 
+class _Unnamed(ValueError):
+    """A database/schema/table name in ``source`` that is not text."""
+
+
 class _Unconvertible(ValueError):
     """A value that does not have the shape its schema announces; the caller keeps the raw text."""
 
@@ -217,6 +221,12 @@ class DebeziumJsonCodec(Codec):
             vendor["envelope_extra"] = extra
         return [event.with_(vendor=vendor)]
 
+    def _name(self, value: Any, field: str, position: Position) -> Optional[str]:
+        try:
+            return _opt_text(value)
+        except _Unnamed:
+            raise self.error(field, position, f"expected a name as text, got {str(value)[:60]!r}") from None
+
     def _event(self, payload: dict, schema: Optional[dict], position: Position) -> Event:
         source = payload.get("source")
         if source is not None and not isinstance(source, dict):
@@ -224,8 +234,10 @@ class DebeziumJsonCodec(Codec):
         source = source or {}
         common = dict(
             format=FORMAT, position=position,
-            database=_opt_text(source.get("db")), schema=_opt_text(source.get("schema")),
-            table=_opt_text(source.get("table") or source.get("collection")),  # MongoDB names a collection
+            database=self._name(source.get("db"), "payload.source.db", position),
+            schema=self._name(source.get("schema"), "payload.source.schema", position),
+            table=self._name(source.get("table") or source.get("collection"),  # MongoDB names a collection
+                             "payload.source.table", position),
             event_time_ms=self._time(payload, source, position),
             sequence=self._sequence(source, position),
             transaction_id=_transaction_id(payload, source),
@@ -283,9 +295,9 @@ class DebeziumJsonCodec(Codec):
         if ddl is not None and not isinstance(ddl, str):
             raise self.error("payload.ddl", position, "expected the DDL statement as a string")
         if payload.get("databaseName"):
-            common["database"] = _opt_text(payload["databaseName"])
+            common["database"] = self._name(payload["databaseName"], "payload.databaseName", position)
         if payload.get("schemaName"):
-            common["schema"] = _opt_text(payload["schemaName"])
+            common["schema"] = self._name(payload["schemaName"], "payload.schemaName", position)
         return Event(op=Op.DDL, ddl=ddl, **common)
 
     def _row(self, payload: dict, schema: Optional[dict], op: Op, position: Position, common: dict) -> Event:
@@ -992,7 +1004,13 @@ def _document(text: str) -> Optional[Any]:
 
 
 def _opt_text(value: Any) -> Optional[str]:
-    return None if value is None or value == "" else str(value)
+    """A name from ``source``: text as it is, or None when absent or empty. Anything else (an object, a number)
+    is not a name: ``_Unnamed`` (the caller names the field)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or isinstance(value, JsonNumber):
+        raise _Unnamed(value)
+    return value
 
 
 def _transaction_id(payload: dict, source: dict) -> Optional[str]:

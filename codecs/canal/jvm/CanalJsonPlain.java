@@ -142,7 +142,7 @@ public final class CanalJsonPlain implements PlainDecoder {
         if (s.length() > MAX_NAME) return false;
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            if (c < 0x20 || c > 0x7e) throw BAIL;  // isprintable() beyond ASCII: Python decides
+            if (c < 0x20 || c > 0x7e || c == '/' || c == ':') throw BAIL;  // isprintable() beyond ASCII: Python decides
         }
         return true;
     }
@@ -531,7 +531,7 @@ public final class CanalJsonPlain implements PlainDecoder {
             if (typeName != null && !typeName.isEmpty()) {
                 for (int i = 0; i < typeName.length(); i++) {
                     char c = typeName.charAt(i);
-                    if (c < 0x20 || c > 0x7e) throw BAIL;
+                    if (c < 0x20 || c > 0x7e || c == '/' || c == ':') throw BAIL;
                 }
                 String t = typeName.strip().toLowerCase(java.util.Locale.ROOT);
                 if (t.contains("unsigned") && UNSIGNED_INT.matcher(t).find()) return "int";

@@ -327,7 +327,7 @@ public class DtsAvroPlain implements RecordDecoder {
         if (s.length() > MAX_NAME) throw BAIL;
         for (int i = 0; i < s.length(); i++) {
             char ch = s.charAt(i);
-            if (ch < 0x20 || ch > 0x7e) throw BAIL;
+            if (ch < 0x20 || ch > 0x7e || ch == '/' || ch == ':') throw BAIL;
         }
     }
 
