@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import datetime as dt
 import json
+import os
 import random
 from decimal import Decimal
 from pathlib import Path
@@ -110,7 +111,7 @@ def test_scenario_merges_to_its_final_state_with_exact_values(spark, tmp_path):
 # ---------------------------------------------------------------------------------------------------------------
 # Randomized workloads (seed chosen at run time, printed on failure)
 
-SEED = random.SystemRandom().randrange(2 ** 32)
+SEED = int(os.environ.get("CDC_REPLAY_TEST_SEED") or random.SystemRandom().randrange(2 ** 32))  # to reproduce
 
 
 @pytest.fixture(scope="module")
