@@ -104,6 +104,8 @@ def _columns_ok(columns: tuple) -> bool:
         j = c.jdbc_type
         if j is not None and not (type(j) is int and _I32_LO <= j <= _I32_HI):
             return False
+        if type(c.name) is not str or not (c.type_name is None or type(c.type_name) is str):
+            return False
     if len(_COLUMNS_OK) > 4096:
         _COLUMNS_OK.clear()
     _COLUMNS_OK[id(columns)] = columns  # holds the tuple, so its id stays unique while cached
@@ -170,6 +172,12 @@ def check_event(vendor: str, event: Event, table_field: str = "table") -> None:
         if problem:
             raise DecodeError(vendor, f"sequence[{n}]", p, problem)
     for c in event.columns:
+        # A declared type from a vendor's nested metadata (a Debezium schema parameter) can be any JSON value.
+        if type(c.name) is not str:
+            raise DecodeError(vendor, "columns", p, f"a column name must be text, got {str(c.name)[:40]!r}")
+        if c.type_name is not None and type(c.type_name) is not str:
+            raise DecodeError(vendor, f"columns.{c.name}.type_name", p,
+                              f"a declared type must be text, got {str(c.type_name)[:40]!r}")
         if c.jdbc_type is not None:
             problem = _int_problem(c.jdbc_type, INT32, True)
             if problem:

@@ -121,3 +121,13 @@ def test_a_debezium_name_that_is_not_text_is_named():
     with pytest.raises(DecodeError) as exc:
         get_codec("debezium-json").decode(json.dumps(msg).encode(), POS)
     assert exc.value.field == "payload.source.table"
+
+
+def test_a_declared_type_that_is_not_text_is_named():
+    """Found by the codec fuzz sweep (seed 2): a Debezium schema parameter __debezium.source.column.type nested in
+    an array became a column's declared type, and the event could not be stored."""
+    from cdc_codecs.event import Column
+
+    with pytest.raises(DecodeError) as exc:
+        check_event("debezium-json", event(columns=(Column("c_text", ["text"], 12),)))
+    assert exc.value.field == "columns.c_text.type_name"

@@ -192,3 +192,16 @@ def test_kafka_record_variants_are_events_tombstones_or_dead_letters():
                 assert r["op"] not in ("SNAPSHOT", "INSERT", "UPDATE", "DELETE") or r["table"], f"{fmt}: no table"
             checked += len(values)
     assert checked >= 14 * 3 * 2
+
+
+# Seeds of the structural fuzzer that once found a defect (tests/README.md: the seed sweeps), kept as fixed cases.
+FIXED_STRUCT_SEEDS = [("debezium-json", 2)]  # a declared column type nested in an array could not be stored
+
+
+@pytest.mark.parametrize("fmt,seed", FIXED_STRUCT_SEEDS)
+def test_structural_fixed_seeds(fmt, seed):
+    outcomes: collections.Counter = collections.Counter()
+    for n, inp in enumerate(structural(fmt, STRUCT_PER_FORMAT, seed=seed), start=1):
+        outcome = check_input(fmt, n, inp, outcomes)
+        assert not inp.violates or outcome == "dead letter", inp.label
+    assert sum(outcomes.values()) >= 200
