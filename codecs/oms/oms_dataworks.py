@@ -55,7 +55,8 @@ def _payload_op(msg: dict) -> Optional[str]:
 
 
 # No time: a full-sync row of a source without one is written without payload.timestamp.
-_SOURCE_NEEDS = (need("schema.source.table", STRING, nonempty=True), need("schema.source.dbName", STRING, nonempty=True))
+_SOURCE_NEEDS = (need("schema.source.table", STRING, nonempty=True),
+                 need("schema.source.dbName", STRING, nonempty=True))
 REQUIRED = Required(_payload_op, {
     "INSERT": _SOURCE_NEEDS + (need("payload.after.data", OBJECT),),
     "UPDATE": _SOURCE_NEEDS + (need("payload.before.data", OBJECT), need("payload.after.data", OBJECT)),

@@ -32,10 +32,7 @@ def _seeds(spec: str) -> list[int]:
 
 
 def merge_formats(fmt: str, seeds: list[int], root: Path) -> list[tuple[int, str]]:
-    import pyarrow.parquet as pq
-
     from cdc_jobs import cli
-    from test_merge import expected_rows
     from test_merge_formats import archive_day
     from workload import generate
 
@@ -53,29 +50,35 @@ def merge_formats(fmt: str, seeds: list[int], root: Path) -> list[tuple[int, str
         assert cli.main(["merge", "--replay", str(replay), "--out", str(state)]
                         + (["--base", str(base)] if base else [])) == 0
         base = state
-    merged = json.loads((base / "_state.json").read_text())
+    return compare(workloads, base, "day by day")
+
+
+def compare(workloads: dict, state: Path, how: str) -> list[tuple[int, str]]:
+    """(seed, what differs) for every table of every seed's workload whose merged rows differ from its source."""
+    import pyarrow.parquet as pq
+
+    from test_merge import expected_rows
+
+    merged = json.loads((state / "_state.json").read_text())
     failures = []
     for s, w in workloads.items():
         for table, rows in w.expected.items():
             name = table.replace("shop.", f"shop_{s}.", 1)
             if name not in merged["tables"]:
-                failures.append((s, f"{table}: missing from the state"))
+                failures.append((s, f"{how}: {table} missing from the state"))
                 continue
             columns = w.columns[table]
-            got = sorted((tuple(r[c] for c in columns) for r in pq.read_table(base / name).to_pylist()), key=repr)
+            got = sorted((tuple(r[c] for c in columns) for r in pq.read_table(state / name).to_pylist()), key=repr)
             want = expected_rows({"tables": {table: merged["tables"][name]}}, table, rows)
             if got != want:
-                failures.append((s, f"{table}: {len(got)} rows, the source {len(want)}"))
+                failures.append((s, f"{how}: {table}: {len(got)} rows, the source {len(want)}"))
     return failures
 
 
 def merge_canonical(seeds: list[int], root: Path) -> list[tuple[int, str]]:
     """``test_merge``'s randomized workload (500 changes, 3 days, canonical events as replay writes them): merged in
     one go and day by day with ``--base --history``; both must equal the source, per seed."""
-    import pyarrow.parquet as pq
-
     from cdc_jobs import cli
-    from test_merge import expected_rows
     from workload import generate, write_replay
 
     workloads = {s: generate(s, n_changes=500, n_days=3) for s in seeds}
@@ -93,21 +96,7 @@ def merge_canonical(seeds: list[int], root: Path) -> list[tuple[int, str]]:
                         + (["--base", str(prev)] if prev else [])) == 0
         prev = out
     runs["day by day"] = prev
-    failures = []
-    for how, state in runs.items():
-        merged = json.loads((state / "_state.json").read_text())
-        for s, w in workloads.items():
-            for table, rows in w.expected.items():
-                name = table.replace("shop.", f"shop_{s}.", 1)
-                if name not in merged["tables"]:
-                    failures.append((s, f"{how}: {table} missing from the state"))
-                    continue
-                columns = w.columns[table]
-                got = sorted((tuple(r[c] for c in columns) for r in pq.read_table(state / name).to_pylist()),
-                             key=repr)
-                if got != expected_rows({"tables": {table: merged["tables"][name]}}, table, rows):
-                    failures.append((s, f"{how}: {table} differs from the source ({len(got)} rows)"))
-    return failures
+    return [f for how, state in runs.items() for f in compare(workloads, state, how)]
 
 
 def main(argv: list[str] | None = None) -> int:

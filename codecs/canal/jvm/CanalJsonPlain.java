@@ -179,7 +179,8 @@ public final class CanalJsonPlain implements PlainDecoder {
         if (isDdl != null && isDdl != Boolean.FALSE) throw BAIL;
         Object database = none(msg.get("database")), table = none(msg.get("table")), es = none(msg.get("es"));
         // A row message without its names is not the plain shape: decode names the missing field (required.py).
-        if (!(named(database) && named(table) && nameFits(database) && nameFits(table) && es instanceof Long)) throw BAIL;
+        if (!(named(database) && named(table) && nameFits(database) && nameFits(table) && es instanceof Long))
+            throw BAIL;
         Object pkObj = none(msg.get("pkNames"));
         List<String> pk = new ArrayList<>();
         if (pkObj != null) {
