@@ -22,8 +22,12 @@ FORMATS: dict[str, str] = {
     "drs-gaussdb": "cdc_codecs.drs.drs_gaussdb",
     "cloudcanal-json": "cdc_codecs.canal.cloudcanal_json",
     "debezium-json": "cdc_codecs.debezium.debezium_json",
+    "debezium-bson": "cdc_codecs.debezium.debezium_bson",
+    "debezium-avro-confluent": "cdc_codecs.debezium.debezium_avro_confluent",
     "dts-avro": "cdc_codecs.dts.dts_avro",
     "dataworks-json": "cdc_codecs.dataworks.dataworks_json",
+    "maxwell-json": "cdc_codecs.maxwell.maxwell_json",
+    "ogg-json": "cdc_codecs.ogg.ogg_json",
 }
 
 

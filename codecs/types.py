@@ -41,8 +41,9 @@ _NAME_FAMILY = [
     (r"^(timestamp with local time zone|timestamptz|timestamp with time zone)\b", "zoned"),
     (r"^(timestamp)(\(\d\))?$", "timestamp"),
     (r"^(json|jsonb)\b", "json"),
-    # Text-valued types whose JDBC number misleads (Canal sends SET as BIT, ENUM as INTEGER, geometry as BINARY)
-    (r"^(enum|set|geometry|point|linestring|polygon|multipoint|multilinestring|multipolygon|geometrycollection)\b",
+    # Text-valued types whose JDBC number misleads (Canal sends SET as BIT, ENUM as INTEGER, geometry as BINARY,
+    # and TEXT as LONGVARBINARY or CLOB: the binlog does not tell TEXT from BLOB, the type name does)
+    (r"^(tinytext|text|mediumtext|longtext|enum|set|geometry|point|linestring|polygon|multipoint|multilinestring|multipolygon|geometrycollection)\b",
      "string"),
 ]
 _NAME_FAMILY_RE = [(re.compile(pattern), fam) for pattern, fam in _NAME_FAMILY]

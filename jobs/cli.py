@@ -49,6 +49,8 @@ def build_parser() -> argparse.ArgumentParser:
     _window_args(p)
     p.add_argument("--lookback", default="1h")
     p.add_argument("--kafka-config")
+    p.add_argument("--schema-registry", help="archive the Avro schemas of Confluent wire-format records from this "
+                   "registry into OUT/_schemas/ (credentials: CDC_REPLAY_SCHEMA_REGISTRY_USER_INFO)")
     p.add_argument("--out", required=True)
 
     p = sub.add_parser("sample", help="write a sample archive (a small database: full sync and a day of changes)")

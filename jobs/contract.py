@@ -64,6 +64,8 @@ PRIMARY_KEY = _NAME + "=" + _NAME + "(," + _NAME + ")*"
 DURATION = r"\d+[smhd]"
 _LIMIT = r"(table:)?\d+(\.\d+)?%?"
 DEAD_LETTER_BUDGET = f"(none|{_LIMIT}(,{_LIMIT})*)"  # jobs/transforms dead-letter budget syntax
+# A Schema Registry base URL (credentials never in it: CDC_REPLAY_SCHEMA_REGISTRY_USER_INFO or an Airflow connection)
+REGISTRY_URL = r"https?://[A-Za-z0-9.\-_]+(:\d{1,5})?(/[A-Za-z0-9._~\-/]*)?"
 SINK_URL = r"kafka://[A-Za-z0-9.\-_]+:\d{1,5}(,[A-Za-z0-9.\-_]+:\d{1,5})*/[A-Za-z0-9._\-]{1,249}"
 
 
@@ -173,6 +175,16 @@ class ReplayArgs(JobArgs):
         section="Source",
         help="file with Kafka client settings (security etc.), never secrets on the command line; also "
         "CDC_REPLAY_KAFKA_CONFIG")
+    schema_registry: str | None = opt(
+        form="schema_registry", pipeline="schema_registry", title="Schema Registry", section="Source",
+        pattern=REGISTRY_URL,
+        help="Confluent-compatible Schema Registry URL for formats in Confluent's wire format (Avro by schema id); "
+        "credentials only from CDC_REPLAY_SCHEMA_REGISTRY_USER_INFO (user:password) or an Airflow connection; also "
+        "CDC_REPLAY_SCHEMA_REGISTRY")
+    schemas: str | None = opt(
+        path=True, form="schemas", pipeline="schemas", title="Archived schemas", section="Source",
+        help="folder of archived Avro schemas (<id>.avsc, as `cdc-replay archive` writes them under _schemas/); "
+        "default: the _schemas folders beside the archive files")
     max_records_per_split: int = opt(
         200_000, kind="int", form="max_records_per_split", pipeline="max_records_per_split",
         title="Max records per split", section="Source",

@@ -37,7 +37,8 @@ from ..types import FAMILY_JDBC, JDBC, family, jdbc_type_name
 # --------------------------------------------------------------------------------------------------------------
 
 FORMAT = "canal-json"
-DML_TYPES = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE}
+# INIT: a full-sync row, as Canal-based full-sync tools write it (Flink's canal-json reads it as an insert).
+DML_TYPES = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, "INIT": Op.SNAPSHOT}
 # Canal's EventType names for DDL-ish statements (isDdl=true).
 DDL_TYPES = {"CREATE", "ALTER", "ERASE", "QUERY", "TRUNCATE", "RENAME", "CINDEX", "DINDEX", "GTID", "XACOMMIT",
              "XAROLLBACK"}
@@ -105,7 +106,7 @@ def _data_fixes(msg: dict, event_ms: Optional[int], declared: "_Declared", ints:
     return fixes
 
 
-_PLAIN_OPS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE}
+_PLAIN_OPS = DML_TYPES
 _I64_LO, _I64_HI = INT64
 # A bare ``-0`` (orjson reads it as 0, whose spelling differs); also found inside strings, which only sends the
 # message to the exact path.
@@ -158,7 +159,7 @@ _ROW_NEEDS = (need("table", STRING, nonempty=True), need("database", STRING, non
 # What every FlatMessage dialect carries; an UPDATE its old values. (``es`` is not required: hand-written and
 # converted Canal lines without it exist, and an event without time is legitimate: it sorts by position.)
 REQUIRED = Required(_canal_kind, {
-    **same_needs(("INSERT", "DELETE"), *_ROW_NEEDS),
+    **same_needs(("INSERT", "INIT", "DELETE"), *_ROW_NEEDS),
     "UPDATE": _ROW_NEEDS + (need("old", ARRAY, nonempty=True),),
     "DDL": (need("sql", STRING),),
 })
@@ -178,8 +179,10 @@ class CanalJsonCodec(Codec):
         losses=(("timestamp", "wall-clock"),),
         packs_rows=True,
         notes="UPDATE carries old values of changed columns only (unchanged columns equal the new values); "
-              "no snapshot marker (full-sync rows are INSERT), no heartbeat or transaction markers; "
-              "id is a batch id, ordering is es (ms).",
+              "Canal's full sync writes INSERT (type INIT, of Canal-based full-sync tools, decodes as SNAPSHOT "
+              "and re-encodes as INIT; a foreign SNAPSHOT is written as INSERT); column types by mysqlType "
+              "(TEXT is text whatever sqlType says); no heartbeat or transaction markers; id is a batch id, "
+              "ordering is es (ms).",
     )
 
     # ---------------------------------------------------------------------------------------------- decode
@@ -278,7 +281,7 @@ class CanalJsonCodec(Codec):
         pk_warnings = [f"pkNames names unknown column {k!r}" for k in pk if k not in known]
         events = []
         for i, (row, cells, old) in enumerate(rows):
-            if op is Op.INSERT:
+            if op is Op.INSERT or op is Op.SNAPSHOT:
                 before, after = None, cells
             elif op is Op.DELETE:
                 before, after = cells, None
@@ -458,7 +461,7 @@ class CanalJsonCodec(Codec):
                 before, after = cells, None
             else:
                 after = cells
-            rows.append(data_row(FORMAT, kind, database, table, before, after, dicts, pk, es, sequence, at, i,
+            rows.append(data_row(FORMAT, op.value, database, table, before, after, dicts, pk, es, sequence, at, i,
                                  orjson.dumps(vendor).decode(), i == 0))
         return rows
 
@@ -528,7 +531,9 @@ class CanalJsonCodec(Codec):
                        data=None, old=None)
             return msg
         flags = {c.name: (c.number if own else False) for c in columns}
-        kind = "INSERT" if first.op is Op.SNAPSHOT else first.op.value
+        kind = first.op.value
+        if first.op is Op.SNAPSHOT:  # Canal's own full sync writes INSERT; an own INIT row stays INIT
+            kind = "INIT" if own and first.vendor.get("type") == "INIT" else "INSERT"
         alibaba = not (own and [["id"], None] in first.vendor.get("fix", ()))  # own OMS dialect: as received
         latin = byte_columns(columns) if alibaba else ()
         data, old = [], []
@@ -632,7 +637,11 @@ def _canal_cells(image: Image, latin: Sequence[tuple[str, int]], srids: Mapping[
         text = out.get(c.name)
         if text is not None and family(c.type_name, c.jdbc_type) == "timestamp" and _EPOCH_TEXT.match(text):
             out = dict(out) if out is image else out
-            out[c.name] = _wall_clock_utc(text)
+            try:
+                out[c.name] = _wall_clock_utc(text)
+            except (OverflowError, ValueError):  # beyond year 9999: an encode dead letter, not a crashed task
+                raise EncodeError(FORMAT, c.name, f"timestamp {text[:40]} is beyond the years Canal's "
+                                                  "wall-clock text can write") from None
     return out
 
 

@@ -26,10 +26,11 @@ from decimal import Decimal
 from typing import Any, Optional, Sequence
 
 from ..base import Capabilities, Codec
+from ..shared.json_cells import deviations, read_image, render_image
+from ..shared.json_fix import fix_paths
 from ..shared.required import ARRAY, INTEGER, NULL, STRING, Required, need
-from ..shared.json_fix import fix_paths, unliteral
-from ..shared.value_text import cell_text, int_field, is_json_number
-from ..event import Column, EncodeError, Event, Image, Op, Position
+from ..shared.value_text import int_field
+from ..event import Column, EncodeError, Event, Op, Position
 from ..jsontext import JsonNumber
 from ..types import FAMILY_JDBC, JDBC, family, jdbc_type_name
 
@@ -167,16 +168,16 @@ class CloudCanalJsonCodec(Codec):
         for i, (before_raw, after_raw) in enumerate(pairs):
             where = replace(position, index=i)
             before_field = f"data[{i}]" if delete_in else f"before[{i}]"
-            before, r_before = self._cells(before_raw, before_field, where, numbers)
-            after, r_after = self._cells(after_raw, f"data[{i}]", where, numbers)
+            before, r_before = read_image(self, before_raw, before_field, where, numbers)
+            after, r_after = read_image(self, after_raw, f"data[{i}]", where, numbers)
             decoded.append((where, before, after, r_before, r_after))
         columns = _with_numbers(columns, numbers)
         flags = {c.name: c.number for c in columns}
         events = []
         for where, before, after, r_before, r_after in decoded:
             vendor: dict[str, Any] = {}
-            render = {part: dev for part, dev in (("before", _deviations(r_before, flags)),
-                                                  ("after", _deviations(r_after, flags))) if dev}
+            render = {part: dev for part, dev in (("before", deviations(r_before, flags)),
+                                                  ("after", deviations(r_after, flags))) if dev}
             if render:
                 vendor["render"] = render
             if delete_in:
@@ -184,25 +185,6 @@ class CloudCanalJsonCodec(Codec):
             events.append(Event(op=op, position=where, before=before, after=after, columns=columns,
                                 vendor=vendor, **common))
         return events
-
-    def _cells(self, row: Any, field: str, position: Position, numbers: dict[str, bool]
-               ) -> tuple[Optional[Image], dict[str, str]]:
-        """A row object -> canonical image and how each cell was rendered ("num", "str", "bool", "json")."""
-        if row is None:
-            return None, {}
-        if not isinstance(row, dict):
-            raise self.error(field, position, "expected an object of column values")
-        image: Image = {}
-        kinds: dict[str, str] = {}
-        for col, value in row.items():
-            text, kind = cell_text(value)
-            if kind == "?":
-                raise self.error(f"{field}.{col}", position, f"unsupported value {value!r}")
-            image[col] = text
-            if text is not None:
-                kinds[col] = kind
-                numbers[col] = numbers.get(col, False) or kind == "num"
-        return image, kinds
 
     def _columns(self, msg: dict, position: Position) -> tuple[Column, ...]:
         types, jdbc = msg.get("dbValType"), msg.get("jdbcType")
@@ -265,11 +247,11 @@ class CloudCanalJsonCodec(Codec):
             render = e.vendor.get("render", {}) if own else {}
             if e.op is Op.DELETE:
                 rows = data if own and e.vendor.get("delete_in") == "data" else befores
-                rows.append(_render(e.before or {}, flags, render.get("before", {}), e, "before"))
+                rows.append(render_image(FORMAT, e.before or {}, flags, render.get("before", {}), "before"))
                 continue
-            data.append(_render(e.after or {}, flags, render.get("after", {}), e, "after"))
+            data.append(render_image(FORMAT, e.after or {}, flags, render.get("after", {}), "after"))
             if e.op is Op.UPDATE and e.before is not None:
-                befores.append(_render(e.before, flags, render.get("before", {}), e, "before"))
+                befores.append(render_image(FORMAT, e.before, flags, render.get("before", {}), "before"))
         msg.update(action=action, isDdl=False, sql="", data=data, before=befores)
         return msg
 
@@ -301,36 +283,11 @@ class CloudCanalJsonCodec(Codec):
 
 
 
-def _deviations(kinds: dict[str, str], flags: dict[str, bool]) -> dict[str, str]:
-    """Cells not rendered the way their column's number flag says (kept so re-encode reproduces them)."""
-    return {col: kind for col, kind in kinds.items() if kind != ("num" if flags.get(col) else "str")}
-
-
 def _with_numbers(columns: tuple[Column, ...], numbers: dict[str, bool]) -> tuple[Column, ...]:
     known = {c.name for c in columns}
     out = [replace(c, number=numbers.get(c.name, False)) for c in columns]
     out += [Column(name, number=flag) for name, flag in numbers.items() if name not in known]
     return tuple(out)
-
-
-def _render(image: Image, flags: dict[str, bool], kinds: dict[str, str], e: Event, part: str) -> dict[str, Any]:
-    out: dict[str, Any] = {}
-    for col, text in image.items():
-        if text is None:
-            out[col] = None
-            continue
-        kind = kinds.get(col) or ("num" if flags.get(col) and is_json_number(text) else "str")
-        if kind == "bool":
-            if text not in ("true", "false"):
-                raise EncodeError(FORMAT, f"{part}.{col}", f"{text!r} is not a boolean")
-            out[col] = text == "true"
-        elif kind == "json":
-            out[col] = unliteral(text)
-        elif kind == "num":
-            out[col] = JsonNumber(text)
-        else:
-            out[col] = text
-    return out
 
 
 def _bare_family(c: Column) -> bool:

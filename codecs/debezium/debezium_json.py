@@ -144,12 +144,13 @@ def _change_op(msg: dict) -> Optional[str]:
     return op_code if op_code in OPS and OPS[op_code].is_data else None
 
 
-# A change names its table in source (source.table, MongoDB: source.collection) and carries the image its op
-# implies (a delete's before image may be absent: MongoDB keys it by the record key, PostgreSQL by its identity).
+# A change names its table in source (source.table, MongoDB: source.collection); a create or read carries its
+# after image. (A MongoDB update may carry updateDescription instead of after; a delete's before image may be
+# absent: MongoDB keys it by the record key, PostgreSQL by its replica identity.)
 _CHANGE_NEEDS = (need("payload.source", OBJECT),)
 REQUIRED = Required(_change_op, {
-    **same_needs(("c", "r", "u"), *_CHANGE_NEEDS, need("payload.after", OBJECT, STRING)),
-    "d": _CHANGE_NEEDS,
+    **same_needs(("c", "r"), *_CHANGE_NEEDS, need("payload.after", OBJECT, STRING)),
+    **same_needs(("u", "d"), *_CHANGE_NEEDS),
 }, table="payload.source.table", subject=_as_payload)
 
 
@@ -195,7 +196,7 @@ class DebeziumJsonCodec(Codec):
         return self._payload(events[0])
 
     def fix_paths(self, msg: dict, derived: dict, events: list[Event]) -> list[tuple[str, ...]]:
-        return _fix_paths(msg, derived)
+        return payload_fix_paths(msg, derived)
 
     def events(self, msg: dict, position: Position) -> list[Event]:
         extra: dict[str, Any] = {}
@@ -233,14 +234,14 @@ class DebeziumJsonCodec(Codec):
             raise self.error("payload.source", position, "expected an object")
         source = source or {}
         common = dict(
-            format=FORMAT, position=position,
+            format=self.name, position=position,
             database=self._name(source.get("db"), "payload.source.db", position),
             schema=self._name(source.get("schema"), "payload.source.schema", position),
             table=self._name(source.get("table") or source.get("collection"),  # MongoDB names a collection
                              "payload.source.table", position),
             event_time_ms=self._time(payload, source, position),
             sequence=self._sequence(source, position),
-            transaction_id=_transaction_id(payload, source),
+            transaction_id=payload_transaction_id(payload, source),
         )
         op_code = payload.get("op")
         if op_code is None:
@@ -425,26 +426,33 @@ class DebeziumJsonCodec(Codec):
         out = []
         for e in events:
             if e.fragment_total != 1:
-                raise EncodeError(FORMAT, "fragment_key", "assemble fragments before encoding")
-            own = e.format == FORMAT
+                raise EncodeError(self.name, "fragment_key", "assemble fragments before encoding")
+            own = e.format == self.name
             foreign, rendered = (None, None) if own or not e.op.is_data else _foreign_fields(e)
             payload = self._payload(e, foreign, rendered)
             if own and e.vendor.get("fix"):
                 apply_fix(payload, e.vendor["fix"])
-            envelope = e.vendor.get("envelope", "bare") if own else ("schema" if foreign else "bare")
-            if foreign:
-                msg: dict[str, Any] = {"schema": _envelope_schema(e, foreign), "payload": payload}
-            elif envelope == "schema":
-                msg = {"schema": unliteral(e.vendor["schema"]), "payload": payload}
-            elif envelope == "payload":
-                msg = {"payload": payload}
-            else:
-                msg = payload
-            if own and envelope != "bare" and e.vendor.get("envelope_extra"):
-                msg.update({k: unliteral(v) for k, v in e.vendor["envelope_extra"].items()})
+            msg = self.enveloped(e, payload, _envelope_schema(e, foreign) if foreign else None)
             op = payload.get("op") if isinstance(payload.get("op"), str) else e.op.value
             out.append(EncodedMessage(jsontext.dumps(msg), self._key(e, own), e.qualified_table, op))
         return out
+
+    def enveloped(self, e: Event, payload: dict, schema: Optional[dict] = None) -> dict:
+        """The message around a payload: an own event's JsonConverter envelope as received (with the keys a newer
+        converter added); another's with ``schema`` when given, else the bare payload."""
+        own = e.format == self.name
+        envelope = e.vendor.get("envelope", "bare") if own else ("schema" if schema is not None else "bare")
+        if schema is not None:
+            msg: dict[str, Any] = {"schema": schema, "payload": payload}
+        elif envelope == "schema":
+            msg = {"schema": unliteral(e.vendor["schema"]), "payload": payload}
+        elif envelope == "payload":
+            msg = {"payload": payload}
+        else:
+            msg = payload
+        if own and envelope != "bare" and e.vendor.get("envelope_extra"):
+            msg.update({k: unliteral(v) for k, v in e.vendor["envelope_extra"].items()})
+        return msg
 
     def _key(self, e: Event, own: bool) -> Optional[bytes]:
         if own and e.position.key is not None:
@@ -461,7 +469,7 @@ class DebeziumJsonCodec(Codec):
         """The payload the canonical fields describe (own events: before vendor fixes are applied; foreign
         events: rendered by the field schemas ``_foreign_fields`` chose, which also hands over the cells it
         rendered while choosing them, as ``rendered``)."""
-        own = e.format == FORMAT
+        own = e.format == self.name
         ts = JsonNumber(str(e.event_time_ms)) if e.event_time_ms is not None else None
         source: dict[str, Any] = {"db": e.database, "table": e.table, "ts_ms": ts}
         if e.schema is not None:
@@ -497,7 +505,7 @@ class DebeziumJsonCodec(Codec):
                 try:
                     cells[col] = _to_json(kind, text, fields.get(col) or {})
                 except (ValueError, ArithmeticError) as exc:
-                    raise EncodeError(FORMAT, f"payload.{part}.{col}", str(exc)) from None
+                    raise EncodeError(self.name, f"payload.{part}.{col}", str(exc)) from None
             payload[part] = cells
             original = (e.vendor.get("documents") or {}).get(part) if own else None
             if original is not None:  # MongoDB: the document string as received, or one built from the image
@@ -662,7 +670,8 @@ def _columns(fields: dict[str, dict], images: dict, numbers: dict[str, bool]) ->
         f = fields.get(name)
         type_name, jdbc = None, None
         if f:
-            params = f.get("parameters") or {}
+            params = f.get("parameters")
+            params = params if isinstance(params, dict) else {}  # any other JSON value: no declared parameters
             kind = LOGICAL_KINDS.get(f.get("name") or "")
             type_name = params.get(SOURCE_TYPE) or f.get("name") or f.get("type")
             jdbc = LOGICAL_JDBC.get(kind) if kind else CONNECT_JDBC.get(f.get("type"))
@@ -979,7 +988,7 @@ def _connector_position(connector: str, source: dict) -> tuple[Decimal, ...]:
 # ------------------------------------------------------------------------------------------------ helpers
 
 
-def _fix_paths(original: dict, derived: dict) -> list[tuple[str, ...]]:
+def payload_fix_paths(original: dict, derived: dict) -> list[tuple[str, ...]]:
     """Payload keys to compare; images only where the canonical image is None (null vs {} vs absent);
     ``source`` key by key, so a Debezium source block costs only what the canonical fields do not say."""
     paths: list[tuple[str, ...]] = []
@@ -1013,7 +1022,7 @@ def _opt_text(value: Any) -> Optional[str]:
     return value
 
 
-def _transaction_id(payload: dict, source: dict) -> Optional[str]:
+def payload_transaction_id(payload: dict, source: dict) -> Optional[str]:
     tx = payload.get("transaction")
     if isinstance(tx, dict) and tx.get("id") is not None:
         return str(tx["id"])

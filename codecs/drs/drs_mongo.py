@@ -49,15 +49,19 @@ import json
 import re
 from dataclasses import dataclass
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal
 from typing import Any, Optional, Sequence
 
 from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
 from .drs_wire import apply_header_fixes, drs_id, gson_dumps, header_fixes, integer_field, text_field
 from ..event import Column, DecodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
-from ..shared.required import INTEGER, STRING, Required, need, same_needs
-from ..types import family
+from ..shared.required import INTEGER as JSON_INTEGER, STRING as JSON_STRING, Required, need, same_needs
+from ..shared.bson_values import (
+    ARRAY, BASE64 as _BASE64, BIN_DATA, BOOL, BSON_TIMESTAMP, DATE, DECIMAL128, DOUBLE, EPOCH_ORDINAL as _EPOCH_ORDINAL,
+    FLOAT_WORDS, HEX24 as _HEX24, INT as _INT, INT32, INT32_RANGE, INT64, MONGO_ONLY, MS_PER_DAY as _MS_PER_DAY,
+    NULL, NUMBER as _NUMBER, OBJECT, OBJECT_ID, REGEX, STRING, WORDS, Typed, bin_subtype, bin_type, epoch_to_ms,
+    foreign_type, is_bin_type, is_decimal as _is_decimal, iso_to_epoch)
 
 FORMAT = "drs-mongo"
 OPS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, "DDL": Op.DDL}
@@ -104,7 +108,6 @@ class Node:
         return self.kind == "atom" and bool(_NUMBER.fullmatch(self.text))
 
 
-_NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
 _STRING = {'"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S), "'": re.compile(r"'(?:[^'\\]|\\.)*'", re.S)}
 
@@ -248,52 +251,6 @@ def fields(node: Node) -> list[tuple[str, Node]]:
 # BSON values <-> canonical text
 
 
-STRING, INT32, INT64, DOUBLE, DECIMAL128, BOOL = "string", "int32", "int64", "double", "decimal128", "bool"
-OBJECT_ID, BIN_DATA, DATE, BSON_TIMESTAMP, NULL = "objectId", "binData", "timestamp(3)", "bsonTimestamp", "null"
-OBJECT, ARRAY, REGEX = "object", "array", "regex"
-WORDS = {"MinKey": "minKey", "MaxKey": "maxKey", "undefined": "undefined"}
-FLOAT_WORDS = ("NaN", "Infinity", "-Infinity")
-# java.sql.Types for the names types.family() does not know, so that other formats and the merge type them.
-JDBC_OF = {STRING: 12, INT32: 4, INT64: -5, DOUBLE: 8, DECIMAL128: 3, BOOL: 16, DATE: 93}
-BINARY_JDBC = -3
-# Types a foreign event may carry after an earlier trip through this format; their names are Mongo's own, so
-# they are rendered as Mongo values again (checked to read back identically).
-MONGO_ONLY = frozenset({DECIMAL128, OBJECT_ID, BSON_TIMESTAMP, REGEX, OBJECT, ARRAY, *WORDS.values()})
-
-_INT = re.compile(r"-?\d+")
-_HEX24 = re.compile(r"[0-9a-fA-F]{24}")
-_BASE64 = re.compile(r"(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?")
-_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d+))?(Z|[+-]\d{2}:?\d{2})")
-_EPOCH_ORDINAL = date(1970, 1, 1).toordinal()
-_MS_PER_DAY = 86_400_000
-INT32_RANGE = range(-2**31, 2**31)
-
-
-@dataclass(frozen=True)
-class Typed:
-    """A field value as canonical text with the BSON type it was written as."""
-
-    type_name: str
-    text: Optional[str]
-    number: bool = False
-
-    def column(self, name: str) -> Column:
-        jdbc = BINARY_JDBC if is_bin_type(self.type_name) else JDBC_OF.get(self.type_name)
-        return Column(name, self.type_name, jdbc, self.number)
-
-
-def is_bin_type(type_name: Optional[str]) -> bool:
-    return bool(type_name) and (type_name == BIN_DATA or re.fullmatch(r"binData\(\d+\)", type_name) is not None)
-
-
-def bin_type(subtype: int) -> str:
-    return BIN_DATA if subtype == 0 else f"{BIN_DATA}({subtype})"
-
-
-def bin_subtype(type_name: str) -> int:
-    return 0 if type_name == BIN_DATA else int(type_name[len(BIN_DATA) + 1:-1])
-
-
 def typed(node: Node) -> Typed:
     """The canonical text and BSON type of a parsed value. Raises ShellSyntaxError for a bare word that is no
     shell-JSON value (``{"a": foo}``)."""
@@ -347,47 +304,10 @@ def _typed_call(node: Node) -> Typed:
     return Typed(name, node.compact())  # UUID(...), DBRef(...), a malformed ObjectId(...): kept as written
 
 
-def _is_decimal(text: str) -> bool:
-    try:
-        Decimal(text)
-    except InvalidOperation:
-        return False
-    return True
-
-
-def iso_to_epoch(text: str) -> Optional[str]:
-    """``2023-05-17T09:18:31.439Z`` -> ``"1684315111.439"`` (exact integer arithmetic; at least 3 fraction
-    digits because BSON dates are milliseconds). None for other text or an impossible date."""
-    m = _ISO.fullmatch(text)
-    if m is None:
-        return None
-    y, mo, d, h, mi, s = (int(g) for g in m.groups()[:6])
-    try:
-        days = date(y, mo, d).toordinal() - _EPOCH_ORDINAL
-    except ValueError:
-        return None
-    if h > 23 or mi > 59 or s > 59:
-        return None
-    zone = m.group(8)
-    offset = 0
-    if zone != "Z":
-        hh, mm = int(zone[1:3]), int(zone[-2:])
-        offset = (hh * 3600 + mm * 60) * (-1 if zone[0] == "-" else 1)
-    frac = m.group(7) or ""
-    seconds = Decimal(days * 86400 + h * 3600 + mi * 60 + s - offset) + Decimal("0." + (frac or "0"))
-    return format(seconds.quantize(Decimal(1).scaleb(-max(3, len(frac)))), "f")
-
-
 def render_date(text: str) -> str:
     """Epoch seconds -> the Java driver's shell form: ``ISODate("...Z")`` with milliseconds inside years
     1..9999, ``new Date(<ms>)`` outside. Raises ValueError for text that is no whole number of milliseconds."""
-    try:
-        ms_dec = Decimal(text) * 1000
-    except InvalidOperation:
-        raise ValueError(f"not epoch seconds: {text!r}") from None
-    if not ms_dec.is_finite() or ms_dec != ms_dec.to_integral_value():
-        raise ValueError(f"not a whole number of milliseconds: {text!r}")
-    ms = int(ms_dec)
+    ms = epoch_to_ms(text)
     days, rem = divmod(ms, _MS_PER_DAY)
     try:
         day = date.fromordinal(_EPOCH_ORDINAL + days)
@@ -424,19 +344,13 @@ def render_typed(text: str, type_name: Optional[str], number: bool) -> str:
 
 
 def render_foreign(text: str, column: Column) -> str:
-    """Canonical text of another format by its type family: numbers bare, decimals as NumberDecimal (a bare
-    fraction reads back as a double, which the Avro formats would then round), binary as BinData, the rest as
-    strings."""
-    fam = family(column.type_name, column.jdbc_type)
-    if fam == "decimal" and _NUMBER.fullmatch(text):
+    """Canonical text of another format as the BSON type its family maps to (``bson_values.foreign_type``)."""
+    kind = foreign_type(text, column)
+    if kind == DECIMAL128:
         return f"NumberDecimal({json.dumps(text)})"
-    if fam == "int" and _INT.fullmatch(text):
+    if kind in (INT64, DOUBLE, BOOL):
         return text
-    if (fam == "float" or column.number) and (_NUMBER.fullmatch(text) or text in FLOAT_WORDS):
-        return text
-    if fam == "bool" and text in ("true", "false"):
-        return text
-    if fam == "binary" and _BASE64.fullmatch(text):
+    if kind == BIN_DATA:
         return f"new BinData(0, {json.dumps(text)})"
     return json.dumps(text, ensure_ascii=False)
 
@@ -474,9 +388,9 @@ def _mongo_op(msg: dict) -> Optional[str]:
 
 # An oplog entry names its collection and carries its DRS id and its document (a DDL: its command) in value.
 REQUIRED = Required(_mongo_op, {
-    **same_needs(("INSERT", "UPDATE", "DELETE"), need("coll", STRING, nonempty=True), need("db", STRING, nonempty=True),
-                 need("id", INTEGER), need("value", STRING)),
-    "DDL": (need("id", INTEGER), need("value", STRING)),
+    **same_needs(("INSERT", "UPDATE", "DELETE"), need("coll", JSON_STRING, nonempty=True),
+                 need("db", JSON_STRING, nonempty=True), need("id", JSON_INTEGER), need("value", JSON_STRING)),
+    "DDL": (need("id", JSON_INTEGER), need("value", JSON_STRING)),
 }, table="coll")
 
 

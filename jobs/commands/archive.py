@@ -6,7 +6,9 @@ Layout: ``OUT/<topic>/partition=<p>/part-00000.jsonl``, one JSON line per record
      "headers": [{"key", "value": base64|null}]}
 
 plus ``OUT/_manifest.json`` (the plan: window, per partition the offset range and what was written) and
-``OUT/_SUCCESS``. Every planned partition gets a file, empty when nothing was in its range, so the archive shows
+``OUT/_SUCCESS``. With a Schema Registry (``--schema-registry URL`` or ``CDC_REPLAY_SCHEMA_REGISTRY``), every
+writer schema named by a key or value in Confluent's wire format (magic byte 0, schema id) is archived as
+``OUT/_schemas/<id>.avsc``, so the archive replays without the registry. Every planned partition gets a file, empty when nothing was in its range, so the archive shows
 the topic's whole layout. The replay's file source reads these files back with their Kafka positions.
 
 The window is planned exactly as a Kafka replay plans it (``kafka_source.plan_kafka``), so an archive holds the
@@ -28,6 +30,8 @@ from typing import Any, Iterable, Iterator
 import orjson
 import pyarrow as pa
 
+from cdc_codecs.shared import schema_registry
+from cdc_jobs.io import codec_env
 from cdc_jobs.io.atomic import staged_output
 from cdc_jobs.durations import parse_duration
 from cdc_jobs.errors import UsageError
@@ -94,9 +98,14 @@ def write_batches(batches: Iterable[pa.RecordBatch], root: str) -> Iterator[pa.R
     current: _PartitionFile | None = None
     seen: set[tuple[str, int]] = set()
     stats = []
+    schema_ids: set[int] = set()
     for batch in batches:
         c = batch.to_pydict()
         for i in range(batch.num_rows):
+            for data in (c["value"][i], c["pos_key"][i]):
+                schema_id = wire_schema_id(data)
+                if schema_id is not None:
+                    schema_ids.add(schema_id)
             ident = (c["pos_source"][i], c["pos_partition"][i])
             if current is None or (current.topic, current.partition) != ident:
                 if current is not None:
@@ -109,8 +118,29 @@ def write_batches(batches: Iterable[pa.RecordBatch], root: str) -> Iterator[pa.R
                           c["pos_headers"][i])
     if current is not None:
         stats.append(current.close())
+    archive_schemas(root, schema_ids)
     if stats:
         yield pa.RecordBatch.from_pylist(stats, schema=STATS_ARROW)
+
+
+def wire_schema_id(data: bytes | None) -> int | None:
+    """The schema id of a key or value in Confluent's wire format (magic byte 0, 4-byte id), else None."""
+    return int.from_bytes(data[1:5], "big") if data and len(data) > 5 and data[0] == 0 else None
+
+
+def archive_schemas(root: str, ids: set[int]) -> None:
+    """Each id's schema from the configured registry to ``root/_schemas/<id>.avsc`` (an id the registry does not
+    know is a value that only looks like the wire format: nothing to archive)."""
+    url, _, _ = schema_registry.settings()
+    if not ids or not url:
+        return
+    store = schema_registry.store()
+    for schema_id in sorted(ids):
+        try:
+            schema = store.get(schema_id)
+        except schema_registry.SchemaNotFound:
+            continue
+        schema_registry.write_schema(Path(root) / codec_env.SCHEMAS_DIR, schema_id, schema)
 
 
 def archive(spark, plan: KafkaPlan, client_config: dict, out: str) -> dict[str, Any]:
@@ -160,7 +190,9 @@ def run(args: argparse.Namespace) -> int:
 
     from cdc_jobs.spark import session
 
-    manifest = archive(session("cdc-replay archive"), plan, config, args.out)
+    spark = session("cdc-replay archive")
+    with codec_env.job_settings(spark, getattr(args, "schema_registry", None), [], None):
+        manifest = archive(spark, plan, config, args.out)
     print(f"archived {manifest['records']} records ({manifest['tombstones']} tombstones) from "
           f"{len(manifest['partitions'])} partition(s) of {', '.join(manifest['topics'])} -> {args.out}")
     return 0

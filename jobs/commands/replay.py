@@ -18,6 +18,7 @@ from pyspark.sql import functions as F
 from cdc_codecs import Op, get_codec
 
 from cdc_jobs.transforms.accounting import checkpoint, summarise, summarise_encoded, summarise_tallies
+from cdc_jobs.io import codec_env
 from cdc_jobs.io.atomic import resolve_output, staged_output
 from cdc_jobs.transforms.dead_letters import (NONE, OPTION, TOP, DeadLetterBudgetExceeded, breakdown, evaluate,
                                               parse_budget, summary_lines, table_counts)
@@ -106,6 +107,18 @@ COUNTING = "counted-scratch"
 TALLYING = "tally-scratch"
 
 
+# Where the encoders write the Avro schemas they made (no registry), until they join the messages in encoded/.
+ENCODED_SCHEMAS = "encoded-schemas"
+
+
+def codec_settings(spark: SparkSession, args: argparse.Namespace, stage):
+    """Where codecs find Avro schemas by id (``--schema-registry``, ``--schemas``, else the ``_schemas`` folders
+    archived beside the files), and where an encoder without a registry writes the ones it makes."""
+    folders = [args.schemas] if getattr(args, "schemas", None) else codec_env.schema_folders(args.source)
+    out = str(stage / ENCODED_SCHEMAS) if args.to_format and isinstance(stage, Path) else None
+    return codec_env.job_settings(spark, getattr(args, "schema_registry", None), folders, out)
+
+
 def encodes_where_decoded(target) -> bool:
     """A target that needs only per-key order writes each event's messages on their own, so the decode tasks
     can encode them (``encode.encode_each``); one that packs rows or groups transactions needs the events of a
@@ -186,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
     decoded = None
     scratch_jobs = ExitStack()
     try:
-        with staged_output(args.out, "replay") as stage:
+        with staged_output(args.out, "replay") as stage, codec_settings(spark, args, stage):
             events = events_here(spark, args, stage, since_ms, until_ms, patterns, keys, ckpt, target)
             decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt, events)
             if events is not None:  # the jobs below read the decode tasks' scratch tables, not the archive
@@ -238,6 +251,8 @@ def run(args: argparse.Namespace) -> int:
                     tally = encoded
                 file_lines(encoded).write.text(str(stage / "encoded"))
                 _name_encoded_files(stage / "encoded", target.capabilities.binary)
+                if isinstance(stage, Path) and (stage / ENCODED_SCHEMAS).is_dir():  # beside the messages, as
+                    (stage / ENCODED_SCHEMAS).rename(stage / "encoded" / codec_env.SCHEMAS_DIR)  # archive lays them
                 dead.select(F.lit(target.name).alias("to_format"), *ENCODED_DEAD_LETTER_COLUMNS).write.parquet(
                     str(stage / "encoded_dead_letters"))
                 counts["encoded"] = {"format": target.name, **summarise_encoded(tally),

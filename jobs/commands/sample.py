@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from cdc_codecs import Column, Event, Op, Position, get_codec
+from cdc_jobs.io import codec_env
 
 DATABASE = "shop"
 
@@ -139,18 +140,23 @@ def simulate(seed: int, day: str, rows: int, changes: int) -> Workload:
     return Workload(snapshot, out, final)
 
 
-def write_archive(events: list[Event], fmt: str, path: Path) -> int:
-    """Encode events in order into one archive file (JSON lines, or the dump format for binary codecs)."""
+def write_archive(events: list[Event], fmt: str, path: Path, schemas: Path | None = None) -> int:
+    """Encode events in order into one archive file (JSON lines, or the dump format with keys for binary codecs).
+    Avro schemas the codec makes by id (Confluent's wire format) are archived in ``schemas`` (default: ``_schemas``
+    beside the file), where replay finds them."""
     import base64
 
     codec = get_codec(fmt)
     path.parent.mkdir(parents=True, exist_ok=True)
     n = 0
-    with open(path, "wb") as fh:
+    with open(path, "wb") as fh, codec_env.schemas_written_to(schemas or path.parent / codec_env.SCHEMAS_DIR):
         for e in events:
             for m in codec.encode([e]):
                 if codec.capabilities.binary:
-                    fh.write(json.dumps({"value": base64.b64encode(m.value).decode()}).encode() + b"\n")
+                    line = {"value": base64.b64encode(m.value).decode()}
+                    if m.key is not None:
+                        line["key"] = base64.b64encode(m.key).decode()
+                    fh.write(json.dumps(line).encode() + b"\n")
                 else:
                     fh.write(m.value + b"\n")
                 n += 1
@@ -161,8 +167,9 @@ def run(args: argparse.Namespace) -> int:
     w = simulate(args.seed, args.day, args.rows, args.changes)
     out = Path(args.out)
     suffix = ".dump.jsonl" if get_codec(args.format).capabilities.binary else ".jsonl"
-    n_full = write_archive(w.snapshot, args.format, out / "full" / f"part-00000{suffix}")
-    n_inc = write_archive(w.changes, args.format, out / "incremental" / args.day / f"part-00000{suffix}")
+    schemas = out / codec_env.SCHEMAS_DIR
+    n_full = write_archive(w.snapshot, args.format, out / "full" / f"part-00000{suffix}", schemas)
+    n_inc = write_archive(w.changes, args.format, out / "incremental" / args.day / f"part-00000{suffix}", schemas)
     if args.expected:
         Path(args.expected).parent.mkdir(parents=True, exist_ok=True)
         Path(args.expected).write_text(json.dumps(w.final, indent=1, sort_keys=True))

@@ -35,7 +35,7 @@ from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 from pyspark.sql.pandas.types import from_arrow_schema
 
 from cdc_jobs.errors import UsageError
-from cdc_jobs.io import storage
+from cdc_jobs.io import codec_env, storage
 from cdc_jobs.schemas import (COUNTED_ARROW, COUNTED_FIELDS, COUNTED_SPARK, DECODED_SPARK, RAW_ARROW, RAW_SPARK,
                               VERDICT_ARROW, VERDICT_SPARK)
 
@@ -461,8 +461,9 @@ def plan_partitions(files: list[str], split_bytes: int | None = None) -> list[_F
 
 class _ArchiveReader(DataSourceReader):
     def __init__(self, files: list[str], split_bytes: int | None = None, fmt: str | None = None,
-                 events: "EventsHere | None" = None, blocks: str = ""):
+                 events: "EventsHere | None" = None, blocks: str = "", codec_settings: str | None = None):
         self.files = files
+        self.codec_settings = codec_settings  # the driver's codec settings (``codec_env``), applied in each task
         self.split_bytes = split_bytes
         self.fmt = fmt
         self.events = events
@@ -474,6 +475,7 @@ class _ArchiveReader(DataSourceReader):
         return plan_partitions(self.files, self.split_bytes)
 
     def read(self, partition):
+        codec_env.apply(self.codec_settings)
         if self.blocks == "avro":
             from cdc_codecs import get_codec
 
@@ -528,7 +530,8 @@ class ArchiveFiles(DataSource):
         events = self.options.get("events")
         return _ArchiveReader(orjson.loads(self.options["files"]), int(split) if split else None,
                               self.options.get("format") or None,
-                              EventsHere(**orjson.loads(events)) if events else None, self.options.get("blocks") or "")
+                              EventsHere(**orjson.loads(events)) if events else None, self.options.get("blocks") or "",
+                              self.options.get(codec_env.OPTION))
 
 
 def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None = None,
@@ -538,7 +541,7 @@ def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None 
     events to ``events.dir`` themselves (``EventsHere``) and the rows are COUNTED ones."""
     files = list_archive_files(sources)
     spark.dataSource.register(ArchiveFiles)
-    options = {"files": orjson.dumps(files).decode()}
+    options = {"files": orjson.dumps(files).decode(), **codec_env.option()}
     if split_bytes:
         options["splitBytes"] = str(split_bytes)
     if events is not None and fmt and files:

@@ -24,6 +24,7 @@ from pyspark.sql import functions as F
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from cdc_jobs.errors import UsageError
+from cdc_jobs.io import codec_env
 from cdc_jobs.io.kafka_config import KafkaUrl, describe, for_consumer, parse_kafka_url
 from cdc_jobs.io.kafka_plan import (OffsetRange, PartitionState, Split, checkpoint_offsets, offset_answer, plan_ranges,
                          split_ranges)
@@ -238,11 +239,13 @@ class _KafkaReader(DataSourceReader):
         self.splits = plan["splits"]
         self.client_config = json.loads(options.get("client_settings_secret") or "{}")
         self.fmt = options.get("format") or None
+        self.codec_env = options.get(codec_env.OPTION)
 
     def partitions(self):
         return [_SplitPartition(s) for s in self.splits]
 
     def read(self, partition):
+        codec_env.apply(self.codec_env)
         split = Split.from_dict(partition.split)
         if self.fmt is None:
             yield from read_split(split, self.bootstrap, self.client_config)
@@ -280,6 +283,7 @@ def read_plan(spark: SparkSession, plan: KafkaPlan, max_records_per_split: int,
     options = {
         "plan": json.dumps({"bootstrap": list(plan.bootstrap), "splits": [s.as_dict() for s in splits]}),
         "client_settings_secret": json.dumps(dict(client_config)),
+        **codec_env.option(),
     }
     if fmt:
         options["format"] = fmt

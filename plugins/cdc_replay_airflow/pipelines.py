@@ -22,6 +22,7 @@
         primary_key: ["shop.order_items=order_id,line_no"]   # formats without key names (SharePlex, ...)
         lookback: 2h                               # Kafka: read this much before the window
         kafka_config: kafka_shop                   # Airflow connection id, or a settings file path
+        schema_registry: http://registry:8081      # Confluent wire-format Avro: schemas by id (or `schemas:` folder)
         max_records_per_split: 200000
         max_dead_letters: "0.1%"                   # replay and verify; default: the jobs' built-in budget
         checkpoint: true                           # each day continues from the previous day's checkpoint
@@ -43,7 +44,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Mapping
 
-from cdc_jobs.contract import DEAD_LETTER_BUDGET, DURATION, PRIMARY_KEY, SINK_URL, TABLE_GLOB, pipeline_keys
+from cdc_jobs.contract import (DEAD_LETTER_BUDGET, DURATION, PRIMARY_KEY, REGISTRY_URL, SINK_URL, TABLE_GLOB,
+                               pipeline_keys)
 
 VARIABLE = "cdc_replay_pipelines"  # Airflow Variable holding the path of the pipelines file
 ENV = "CDC_REPLAY_PIPELINES"  # fallback: environment variable with the path
@@ -105,6 +107,8 @@ class Pipeline:
     max_records_per_split: int | None = None
     max_dead_letters: str | None = None
     html: bool = True
+    schema_registry: str | None = None
+    schemas: str | None = None
 
     @property
     def sources(self) -> list[str]:
@@ -305,6 +309,12 @@ def parse_pipeline(name: Any, spec: Any, base_dir: Path, defaults: dict | None =
         budget = f.string(str(budget), "max_dead_letters", BUDGET_RE, "a count (100), a fraction (0.1%) or "
                           "per-table limits (1%,table:5%), or none")
 
+    registry = spec.get("schema_registry")
+    if registry is not None:
+        registry = f.string(str(registry), "schema_registry", re.compile(REGISTRY_URL + r"\Z"),
+                            "an http(s) URL without credentials")
+    schemas = f.path(f.string(spec["schemas"], "schemas")) if spec.get("schemas") is not None else None
+
     return Pipeline(
         name=name, format=fmt, start=start, state_root=os.path.join(state_root, name), archive=archive,
         kafka_bootstrap=bootstrap, kafka_topics=topics, kafka_conn_id=conn_id, lookback=lookback,
@@ -314,7 +324,7 @@ def parse_pipeline(name: Any, spec: Any, base_dir: Path, defaults: dict | None =
         reference_conn_id=reference, description=description, primary_key=primary_key, sink_mode=sink_mode,
         checkpoint=f.boolean(spec.get("checkpoint"), "checkpoint", False), kafka_config_file=kafka_config_file,
         max_records_per_split=max_records, max_dead_letters=budget,
-        html=f.boolean(spec.get("html"), "html", True),
+        html=f.boolean(spec.get("html"), "html", True), schema_registry=registry, schemas=schemas,
     )
 
 

@@ -15,7 +15,8 @@ import os
 import re
 from typing import Any, Mapping
 
-from cdc_jobs.contract import DEAD_LETTER_BUDGET, DURATION, MergeArgs, PRIMARY_KEY, ReplayArgs, VerifyArgs, form_keys
+from cdc_jobs.contract import (DEAD_LETTER_BUDGET, DURATION, PRIMARY_KEY, REGISTRY_URL, MergeArgs, ReplayArgs, VerifyArgs,
+                               form_keys)
 
 from . import confine
 from .confine import ConfError
@@ -197,6 +198,11 @@ def manual_plan(conf: Mapping[str, Any], pipelines: Pipelines | None, *, dag_id:
         else:
             raise ConfError(f"'kafka_config': {kafka_config!r} is neither an Airflow connection id nor an "
                             "absolute settings file path")
+    registry = _text(conf, "schema_registry") or (pipe.schema_registry if pipe else None)
+    if registry:
+        registry = confine.pattern(registry, "schema_registry", REGISTRY_URL, "an http(s) URL without credentials")
+    schemas = _text(conf, "schemas")
+    schemas = confine.path(schemas, "schemas", allowed) if schemas else (pipe.schemas if pipe else None)
     lookback = _text(conf, "lookback") or (pipe.lookback if pipe else None)
     if lookback:
         lookback = confine.pattern(lookback, "lookback", DURATION, "a duration like 30m, 2h or 1d")
@@ -223,7 +229,7 @@ def manual_plan(conf: Mapping[str, Any], pipelines: Pipelines | None, *, dag_id:
         until=iso(until) if until else None, tables=tuple(tables), primary_key=tuple(primary_key),
         to_format=to_format, sink=sink, sink_mode=sink_mode or "transactional", checkpoint=checkpoint,
         lookback=lookback or "1h", kafka_config=kafka_file, max_records_per_split=max_records or 200_000,
-        max_dead_letters=budget, out=replay_dir)
+        max_dead_letters=budget, schema_registry=registry, schemas=schemas, out=replay_dir)
     return _plan(
         pipeline=name or None, out_dir=out_dir, merge=merge, reference=reference, kafka_conn_id=kafka_conn_id,
         report=report, state_dir=state_dir, replay=replay,
@@ -305,7 +311,8 @@ def daily_plan(pipe: Pipeline, start: dt.datetime, end: dt.datetime, *, dag_id: 
         primary_key=pipe.primary_key, to_format=pipe.to_format, sink=pipe.sink,
         sink_mode=pipe.sink_mode or "transactional", checkpoint=checkpoint, lookback=pipe.lookback or "1h",
         kafka_config=pipe.kafka_config_file, max_records_per_split=pipe.max_records_per_split or 200_000,
-        max_dead_letters=pipe.max_dead_letters, out=replay_dir)
+        max_dead_letters=pipe.max_dead_letters, schema_registry=pipe.schema_registry, schemas=pipe.schemas,
+        out=replay_dir)
     return _plan(
         pipeline=pipe.name, out_dir=day_dir, merge=pipe.merge, reference=pipe.reference_conn_id,
         kafka_conn_id=pipe.kafka_conn_id, report=report, state_dir=state_dir, replay=replay,

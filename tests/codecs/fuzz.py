@@ -76,7 +76,9 @@ def seed_messages(fmt: str) -> list[tuple[str, bytes]]:
         if path.suffix != ".json":
             continue
         if binary:
-            if path.name.endswith(".datum.json"):
+            # Avro datum fixtures of the formats whose schema is fixed (the Confluent wire format's come with a
+            # registry; its seeds are its scenario messages, whose schemas this process registered)
+            if path.name.endswith(".datum.json") and fmt in ("dts-avro", "oms-avro"):
                 out.append((path.name, _avro_datum_message(fmt, path)))
             continue
         try:
@@ -374,13 +376,13 @@ def _declared_paths(fmt: str, doc: Any) -> dict[tuple, Any]:
         kind = required.kind(subject) if isinstance(subject, dict) else None
     except Exception:  # noqa: BLE001 - a seed that is malformed on purpose
         return {}
-    prefix = ("payload",) if fmt == "debezium-json" and isinstance(doc, dict) and "op" not in doc and \
-        "payload" in doc else ()
+    enveloped = required.table.startswith("payload.")  # Debezium's paths are relative to the payload
+    prefix = ("payload",) if enveloped and isinstance(doc, dict) and "op" not in doc and "payload" in doc else ()
     out = {}
     for need in required.needs.get(kind, ()):
         keys = tuple(need.path.split("."))
         path = ((*prefix, *keys[1:]) if prefix and keys[0] == "payload" else
-                keys[1:] if fmt == "debezium-json" and keys[0] == "payload" else keys)
+                keys[1:] if enveloped and keys[0] == "payload" else keys)
         out[path] = need
     return out
 
@@ -389,7 +391,8 @@ def structural(fmt: str, cap: int, seed: int = SEED) -> list[StructInput]:
     """Structure-aware mutations of the seed messages of ``fmt``: every (seed, field, kind) combination when
     ``cap`` allows, else a seeded sample of ``cap`` of them, half on the fields the messages' kinds require."""
     if get_codec(fmt).capabilities.binary:
-        return _avro_structural(fmt, cap, seed)
+        # Avro datums of the formats whose *.datum.json fixtures this reads (other binary formats: none yet)
+        return _avro_structural(fmt, cap, seed) if fmt in AVRO_DATUM_FORMATS else []
     rng = random.Random(f"struct:{seed}:{fmt}")
     seeds, declared_combos, other_combos = [], [], []
     for name, raw in seed_messages(fmt):
@@ -421,6 +424,7 @@ def structural(fmt: str, cap: int, seed: int = SEED) -> list[StructInput]:
     return out
 
 
+AVRO_DATUM_FORMATS = ("dts-avro", "oms-avro")
 AVRO_STRUCT_KINDS = ["field missing from the writer schema", "union branch of another type", "long extremes",
                      "huge string"]
 

@@ -13,7 +13,8 @@ from cdc_codecs import FORMATS, get_codec
 from cdc_codecs.base import Codec
 
 CODECS = Path(__file__).resolve().parents[2] / "codecs"
-FAMILIES = ("canal", "oms", "drs", "dts", "debezium", "dataworks")
+# every package under codecs/ but the shared room is a vendor family
+FAMILIES = tuple(sorted(p.name for p in CODECS.iterdir() if (p / "__init__.py").is_file() and p.name != "shared"))
 SHARED = {"base", "event", "types", "jsontext", "shared"}
 
 

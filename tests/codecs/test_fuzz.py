@@ -155,6 +155,8 @@ def test_structural_mutations_decode_to_legitimate_events_or_dead_letters(fmt, s
     type its declaration does not accept is always a dead letter; what decodes is legitimate (an optional field
     dropped, an unknown one added, a value of a type the field may have), tallied by mutation and field."""
     inputs = structural(fmt, STRUCT_PER_FORMAT)
+    if not inputs:
+        pytest.skip(f"{fmt}: no structure-aware mutator for its binary messages yet (byte-level corpus only)")
     outcomes: collections.Counter = collections.Counter()
     legitimate: collections.Counter = collections.Counter()
     for n, inp in enumerate(inputs, start=1):

@@ -36,8 +36,8 @@ TYPE_NAMES = [None, "", "int", "INT(11) UNSIGNED", "bigint(20) unsigned", "uint8
               "binary(4)", "long raw", "bytea", "date", "time", "time(3)", "datetime", "DATETIME(6)", "timestamp",
               "timestamp(6)", "TIMESTAMP(3)", " timestamp", "timestamp with time zone", "timestamptz",
               "timestamp without time zone", "timestamp(10)", "json", "enum('a')", "set('a')", "geometry", "POINT",
-              " polygon", "geometrycollection", "varchar(10)", "text", "bitmap", "timestamps"]
-JDBC_NUMBERS = [None, 93, -2, -7, 2004, 12, 4]
+              " polygon", "geometrycollection", "varchar(10)", "text", "LONGTEXT", "mediumtext", "tinytext", "textual", "bitmap", "timestamps"]
+JDBC_NUMBERS = [None, 93, -2, -4, -7, 2004, 2005, 12, 4]
 VALUES = ["2024-02-29 23:59:59.125", "1970-01-01 00:00:00", "0000-00-00 00:00:00", "\u00ff\u0001", "5",
           ((4326).to_bytes(4, "little") + b"\x01\x01\x00\x00\x00" + bytes(range(16))).decode("latin-1")]
 

@@ -26,6 +26,7 @@ def sample_form(root: str) -> dict:
         "until": "2024-01-02T00:00:00Z", "tables": ["shop.*"], "primary_key": ["shop.order_items=order_id,line_no"],
         "to_format": "oms-default", "sink": "kafka://k1:9092/shop.oms", "sink_mode": "idempotent",
         "checkpoint": f"{root}/previous/replay", "lookback": "2h", "kafka_config": f"{root}/kafka.json",
+        "schema_registry": "http://registry:8081", "schemas": f"{root}/archive/_schemas",
         "max_records_per_split": 1000, "max_dead_letters": "0.5%", "base": f"{root}/base", "history": True,
         "reference_conn_id": "shop_db", "html": True,
     }
@@ -39,6 +40,7 @@ def sample_pipeline(root: str) -> dict:
         "targets": {"state_root": f"{root}/state", "to_format": "oms-default", "sink": "kafka://k1:9092/shop.oms",
                     "sink_mode": "idempotent"},
         "merge": {"history": True}, "checkpoint": True, "lookback": "2h", "kafka_config": f"{root}/kafka.json",
+        "schema_registry": "http://registry:8081", "schemas": f"{root}/archive/_schemas",
         "max_records_per_split": 1000, "max_dead_letters": "0.5%", "reference_conn_id": "shop_db", "html": True,
     }
 

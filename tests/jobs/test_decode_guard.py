@@ -19,7 +19,8 @@ from cdc_jobs.transforms.decode import decode_batches
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "codecs"))
 from fuzz import seed_messages  # noqa: E402
 
-JSON_FORMATS = ["canal-json", "cloudcanal-json", "dataworks-json", "debezium-json", "drs-json", "oms-default"]
+JSON_FORMATS = ["canal-json", "cloudcanal-json", "dataworks-json", "debezium-json", "drs-json", "maxwell-json",
+                "oms-default"]
 HUGE = jsontext.JsonNumber(str(2**70))
 
 

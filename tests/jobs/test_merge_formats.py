@@ -1,7 +1,7 @@
 """Issue 5's check in vendor formats: the randomized workload (composite keys, NULLs, key changes, partial
 updates, deletes and re-inserts, DDL adding/dropping columns, a key-less table, duplicates re-sent on later days,
-events of one key shuffled over partition files) is archived as oms-default and as dts-avro, replayed day by day
-and merged with --base; the state equals the simulated source."""
+events of one key shuffled over partition files) is archived as oms-default, dts-avro, maxwell-json and ogg-json,
+replayed day by day and merged with --base; the state equals the simulated source."""
 
 from __future__ import annotations
 
@@ -13,18 +13,23 @@ from decimal import Decimal
 
 import pytest
 
-from cdc_codecs import get_codec
+from cdc_codecs import Op, get_codec
 from cdc_jobs import cli
 from test_merge import expected_rows, table_rows  # beside this file (tests/jobs is on sys.path)
-from workload import generate
+from workload import DDL_KINDS, generate
 
 pytestmark = pytest.mark.spark
 
 
-def single_sequence(e):
-    """These vendors carry one sequence number (OMS storeDataSequence, DTS record id): the workload's
-    (binlog file, position) maps to one monotonic number, as such a producer would number the same stream."""
-    if not e.sequence:
+# Vendors whose ordering field is one number (OMS storeDataSequence, DTS record id, GoldenGate pos); Maxwell's is
+# the binlog position itself.
+ONE_NUMBER = {"oms-default", "dts-avro", "ogg-json"}
+
+
+def single_sequence(e, fmt):
+    """The workload's (binlog file, position) as the format's producer would number the same stream: one monotonic
+    number where the format carries one."""
+    if not e.sequence or fmt not in ONE_NUMBER:
         return e
     binlog, pos = e.sequence
     return e.with_(sequence=(Decimal(binlog) * 10**9 + pos,))
@@ -37,7 +42,7 @@ def archive_day(events, fmt, directory):
     by_partition: dict[int, list] = {}
     for e in sorted(events, key=lambda e: (e.position.partition, e.position.offset)):
         if codec.capabilities.carries(e.op):
-            by_partition.setdefault(e.position.partition, []).append(single_sequence(e))
+            by_partition.setdefault(e.position.partition, []).append(single_sequence(e, fmt))
     for p, evs in by_partition.items():
         binary = codec.capabilities.binary
         with open(directory / f"p{p}{'.dump.jsonl' if binary else '.jsonl'}", "wb") as fh:
@@ -47,15 +52,22 @@ def archive_day(events, fmt, directory):
                     fh.write(line + b"\n")
 
 
+def carried_ddl(fmt):
+    """The workload's schema changes the format carries (Maxwell has no truncate, GoldenGate's JSON no DDL)."""
+    caps = get_codec(fmt).capabilities
+    return tuple(k for k in DDL_KINDS if caps.carries(Op.TRUNCATE if k == "truncate" else Op.DDL))
+
+
 # Seeds that once failed, kept as fixed cases (a randomized test failing for some seed is a defect found):
 # 450468937: a truncated full-sync row of the key-less shop.log came back when re-sent on a later day.
 FIXED_SEEDS = [("dts-avro", 450468937)]
 
 
-@pytest.mark.parametrize("fmt,fixed_seed", [("oms-default", None), ("dts-avro", None)] + FIXED_SEEDS)
+@pytest.mark.parametrize("fmt,fixed_seed", [(f, None) for f in ("oms-default", "dts-avro", "maxwell-json",
+                                                                "ogg-json")] + FIXED_SEEDS)
 def test_workload_in_vendor_format_merges_day_by_day_to_the_source_state(spark, fmt, fixed_seed, tmp_path):
     seed = fixed_seed or int(os.environ.get("CDC_REPLAY_TEST_SEED") or random.SystemRandom().randrange(2**32))
-    w = generate(seed, n_changes=250)
+    w = generate(seed, n_changes=250, ddl=carried_ddl(fmt))
     base = None
     for d, events in enumerate(w.days):
         archive_day(events, fmt, tmp_path / f"archive{d}")
@@ -66,7 +78,7 @@ def test_workload_in_vendor_format_merges_day_by_day_to_the_source_state(spark, 
         assert cli.main(args) == 0
         base = state
     merged = json.loads((base / "_state.json").read_text())
-    msg = f"{fmt} seed {seed} (tests/jobs/workload.generate({seed}, n_changes=250))"
+    msg = f"{fmt} seed {seed} (tests/jobs/workload.generate({seed}, n_changes=250, ddl={carried_ddl(fmt)}))"
     assert set(merged["tables"]) == set(w.expected), msg
     for table, rows in w.expected.items():
         assert table_rows(spark, base, table, w.columns[table]) == expected_rows(merged, table, rows), \

@@ -61,9 +61,14 @@ class Workload:
         return [e for d in self.days for e in d]
 
 
+# The schema changes the workload makes (a format that carries no DDL or no truncate is tested without them).
+DDL_KINDS = ("add", "rename", "truncate", "drop")
+
+
 class _Source:
-    def __init__(self, rng: random.Random, n_days: int, n_changes: int):
+    def __init__(self, rng: random.Random, n_days: int, n_changes: int, ddl: tuple[str, ...] = DDL_KINDS):
         self.rng = rng
+        self.ddl_kinds = ddl
         self.binlog, self.pos = 9, 990  # composite sequence (file, pos): crosses 9->10 and 999->1000 digits
         self.n_changes = n_changes
         self.n_days = n_days
@@ -261,7 +266,7 @@ class _Source:
             row = self.full_row(items, {"sku": f"sku-{100 + i}"})
             items.rows[items.key(row)] = row
         ddl_at = {int(self.n_changes * f): k for f, k in ((0.3, "add"), (0.5, "rename"), (0.65, "truncate"),
-                                                           (0.8, "drop"))}
+                                                           (0.8, "drop")) if k in self.ddl_kinds}
         for i in range(self.n_changes):
             if i in ddl_at:
                 self.ddl(ddl_at[i])
@@ -308,9 +313,9 @@ def _deliver(rng: random.Random, emitted: list[Event], n_days: int, partitions: 
 
 
 def generate(seed: int, n_changes: int = 400, n_days: int = 3, partitions: int = 3,
-             dup_rate: float = 0.1) -> Workload:
+             dup_rate: float = 0.1, ddl: tuple[str, ...] = DDL_KINDS) -> Workload:
     rng = random.Random(seed)
-    src = _Source(rng, n_days, n_changes)
+    src = _Source(rng, n_days, n_changes, ddl)
     src.run()
     days = _deliver(rng, src.emitted, n_days, partitions, dup_rate)
     expected, columns = {}, {}

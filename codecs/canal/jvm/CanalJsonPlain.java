@@ -174,7 +174,9 @@ public final class CanalJsonPlain implements PlainDecoder {
         }
         Map<String, Object> msg = (Map<String, Object>) root;
         Object kind = none(msg.get("type"));
-        if (!("INSERT".equals(kind) || "UPDATE".equals(kind) || "DELETE".equals(kind))) throw BAIL;
+        // INIT: a full-sync row (op SNAPSHOT), read as an INSERT's row
+        if (!("INSERT".equals(kind) || "UPDATE".equals(kind) || "DELETE".equals(kind) || "INIT".equals(kind)))
+            throw BAIL;
         Object isDdl = none(msg.get("isDdl"));
         if (isDdl != null && isDdl != Boolean.FALSE) throw BAIL;
         Object database = none(msg.get("database")), table = none(msg.get("table")), es = none(msg.get("es"));
@@ -223,6 +225,7 @@ public final class CanalJsonPlain implements PlainDecoder {
         BigDecimal[] sequence = {new BigDecimal((Long) es)};
         List<Object[]> rows = new ArrayList<>(data.size());
         String kindText = (String) kind;
+        String opText = "INIT".equals(kind) ? "SNAPSHOT" : kindText;
         for (int i = 0; i < data.size(); i++) {
             Map<String, Object> cells = (Map<String, Object>) data.get(i);
             StringBuilder vendor = new StringBuilder(64).append("{\"type\":");
@@ -261,7 +264,7 @@ public final class CanalJsonPlain implements PlainDecoder {
             }
             if (!fixes.isEmpty()) vendor.append(",\"fix\":[").append(fixes).append(']');
             vendor.append('}');
-            rows.add(new Object[] {kindText, database, table, tableName, before, after, declared.columns,
+            rows.add(new Object[] {opText, database, table, tableName, before, after, declared.columns,
                     pk, es, sequence, i, vendor.toString(), i == 0});
         }
         return rows;
@@ -513,7 +516,7 @@ public final class CanalJsonPlain implements PlainDecoder {
             {"^(timestamp with local time zone|timestamptz|timestamp with time zone)\\b", "zoned"},
             {"^(timestamp)(\\(\\d\\))?$", "timestamp"},
             {"^(json|jsonb)\\b", "json"},
-            {"^(enum|set|geometry|point|linestring|polygon|multipoint|multilinestring|multipolygon|geometrycollection)\\b", "string"},
+            {"^(tinytext|text|mediumtext|longtext|enum|set|geometry|point|linestring|polygon|multipoint|multilinestring|multipolygon|geometrycollection)\\b", "string"},
         };
         private static final Pattern[] PATTERNS = new Pattern[NAME_FAMILY.length];
         static {

@@ -1,0 +1,102 @@
+"""Codec settings that live in the process environment (``cdc_codecs.shared.schema_registry.ENVIRONMENT``: the
+Schema Registry URL and its credentials, folders of archived schemas). The driver sets them from the job's options;
+Spark tasks decode and encode in other processes, so the settings travel with each task: the Python sources take
+them as an option whose name Spark's ``spark.redaction.regex`` redacts (``..._secret``: credentials never show in
+plans or logs), the Python UDF stages through the context's executor environment."""
+
+from __future__ import annotations
+
+import glob
+import json
+import os
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Iterator, Optional, Sequence
+
+from cdc_codecs.shared.schema_registry import ENV_FOLDER, ENV_FOLDER_OUT, ENV_URL, ENVIRONMENT
+
+OPTION = "codec_env_secret"
+SCHEMAS_DIR = "_schemas"  # `cdc-replay archive` writes the topic's schemas here, beside the dump
+
+
+def current() -> dict[str, str]:
+    return {k: os.environ[k] for k in ENVIRONMENT if os.environ.get(k)}
+
+
+def option() -> dict[str, str]:
+    """The data-source option carrying the settings (empty when there are none)."""
+    env = current()
+    return {OPTION: json.dumps(env)} if env else {}
+
+
+def apply(encoded: Optional[str]) -> None:
+    """In a task: take the driver's settings (``option``), dropping any this process had from an earlier job."""
+    env = json.loads(encoded) if encoded else {}
+    for k in ENVIRONMENT:
+        if env.get(k):
+            os.environ[k] = env[k]
+        else:
+            os.environ.pop(k, None)
+
+
+def schema_folders(sources: Sequence[str]) -> list[str]:
+    """``_schemas`` folders archived with local archive files: in or under a source directory, in one of its
+    parents (the archive root of a ``topic/partition=N`` dump), or beside a file's or a glob's directory."""
+    found: list[str] = []
+    for src in sources:
+        if "://" in src and not src.startswith("file://"):
+            continue
+        path = Path(src[len("file://"):] if src.startswith("file://") else src)
+        if glob.has_magic(str(path)):
+            path = Path(str(path).split("*")[0].split("?")[0].split("[")[0]).parent
+        candidates = [d / SCHEMAS_DIR for d in ([path, *path.parents] if path.is_dir() else path.parents)]
+        nearest = next((c for c in candidates if c.is_dir()), None)
+        below = sorted(Path(root) / SCHEMAS_DIR for root, dirs, _ in os.walk(path) if SCHEMAS_DIR in dirs) \
+            if path.is_dir() else []
+        for d in ([nearest] if nearest else []) + below:
+            if str(d) not in found:
+                found.append(str(d))
+    return found
+
+
+@contextmanager
+def job_settings(spark, registry: Optional[str], folders: Sequence[str], out: Optional[str]) -> Iterator[None]:
+    """The settings for one job: set in the driver's environment and the context's executor environment (the
+    UDF stages), restored afterwards (a test process runs many jobs in one session)."""
+    wanted = {ENV_URL: registry, ENV_FOLDER: os.pathsep.join(folders) or None, ENV_FOLDER_OUT: out}
+    saved_env = {k: os.environ.get(k) for k in wanted}
+    sc_env = spark.sparkContext.environment
+    saved_sc = {k: sc_env.get(k) for k in ENVIRONMENT}
+    for k, v in wanted.items():
+        if v:
+            os.environ[k] = v
+    for k, v in current().items():
+        sc_env[k] = v
+    try:
+        yield
+    finally:
+        for k, v in saved_env.items():
+            if v is None:
+                os.environ.pop(k, None)
+            else:
+                os.environ[k] = v
+        for k, v in saved_sc.items():
+            if v is None:
+                sc_env.pop(k, None)
+            else:
+                sc_env[k] = v
+
+
+
+@contextmanager
+def schemas_written_to(folder: Path) -> Iterator[None]:
+    """Encoders in this process write the Avro schemas they make (without a registry) to ``folder``."""
+    saved = os.environ.get(ENV_FOLDER_OUT)
+    os.environ[ENV_FOLDER_OUT] = str(folder)
+    try:
+        yield
+    finally:
+        if saved is None:
+            os.environ.pop(ENV_FOLDER_OUT, None)
+        else:
+            os.environ[ENV_FOLDER_OUT] = saved

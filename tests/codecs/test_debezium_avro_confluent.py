@@ -1,0 +1,134 @@
+"""debezium-avro-confluent: messages written by Confluent's own AvroSerializer (confluent-kafka, with its
+in-process registry client: no Kafka and no HTTP needed to serialize), their schemas archived as a folder of
+``<id>.avsc`` the way ``cdc-replay archive`` lays them out, decoded by the codec from that folder: exact values per
+Debezium logical type, the key, byte-identical re-encode, one schema fetch per id, refusals."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from fastavro._read_py import reader as avro_json_reader
+from fastavro.io.json_decoder import AvroJSONDecoder
+
+from cdc_codecs import DecodeError, Op, Position, get_codec
+from cdc_codecs.shared import schema_registry
+from golden import fixtures  # beside this file
+from services import require_module
+
+FIXTURES = fixtures("debezium-avro-confluent")
+NAMES = sorted(p.name[: -len(".datum.json")] for p in FIXTURES.glob("*.datum.json") if ".key." not in p.name)
+CODEC = get_codec("debezium-avro-confluent")
+
+
+def avro_json(path, schema: dict) -> dict:
+    """A datum from its Avro JSON encoding (unions as {"branch": value}, bytes as ISO-8859-1 code points)."""
+    reader = avro_json_reader(AvroJSONDecoder(io.StringIO(path.read_text())), schema)
+    return next(iter(reader))
+
+
+@pytest.fixture(scope="module")
+def serialized(tmp_path_factory):
+    """Each fixture's value and key as Confluent's serializer writes them, and the schemas folder."""
+    require_module("confluent_kafka.schema_registry.avro", "confluent-kafka[avro,schemaregistry] (test extra)")
+    from confluent_kafka.schema_registry import SchemaRegistryClient
+    from confluent_kafka.schema_registry.avro import AvroSerializer
+    from confluent_kafka.serialization import MessageField, SerializationContext
+
+    client = SchemaRegistryClient.new_client({"url": "mock://fixtures"})
+    out = {}
+    for name in NAMES:
+        topic = f"dbserver.{name}"
+        parts = []
+        for part, field in (("value", MessageField.VALUE), ("key", MessageField.KEY)):
+            schema_text = (FIXTURES / f"{name}.{part}.avsc").read_text()
+            datum_file = FIXTURES / (f"{name}.datum.json" if part == "value" else f"{name}.key.datum.json")
+            datum = avro_json(datum_file, json.loads(schema_text))
+            serializer = AvroSerializer(client, schema_text)
+            parts.append(serializer(datum, SerializationContext(topic, field)))
+        out[name] = tuple(parts)
+    folder = tmp_path_factory.mktemp("schemas")
+    for subject in client.get_subjects():
+        registered = client.get_latest_version(subject)
+        schema_registry.write_schema(folder, registered.schema_id, json.loads(registered.schema.schema_str))
+    return out, folder
+
+
+@pytest.fixture
+def from_folder(serialized):
+    schema_registry.configure(folder=str(serialized[1]))
+    yield serialized[0]
+    schema_registry.configure()
+
+
+def decode(messages, name):
+    value, key = messages[name]
+    events = CODEC.decode(value, Position(f"dbserver.{name}", 0, 7, key=key))
+    assert len(events) == 1
+    return events[0]
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_confluent_serialized_message_reencodes_byte_for_byte(from_folder, name):
+    value, key = from_folder[name]
+    assert value[0] == 0 and len(value) > 5  # the wire format: magic byte, schema id, Avro body
+    e = decode(from_folder, name)
+    m, = CODEC.encode([e])
+    assert (m.value, m.key) == (value, key)
+
+
+def test_mysql_update_reads_key_images_and_binlog_position(from_folder):
+    e = decode(from_folder, "mysql-customers-update")
+    assert (e.op, e.qualified_table, e.primary_key) == (Op.UPDATE, "inventory.customers", ("id",))
+    assert e.before["first_name"] == "Anne" and e.after["first_name"] == "Anne Marie"
+    assert e.sequence[:3] == (3, 484, 0) and e.event_time_ms == 1465581029100
+    d = decode(from_folder, "mysql-customers-delete")
+    assert (d.op, d.after, d.before["id"]) == (Op.DELETE, None, "1004")
+
+
+def test_every_logical_type_decodes_exactly(from_folder):
+    e = decode(from_folder, "postgres-typed-insert")
+    assert e.qualified_table == "test.public.typed" and e.primary_key == ("id",)
+    assert e.after == {
+        "id": "1", "small": "-32768", "price": "-12345.67",
+        "big_num": "12345678901234567890.123456789012345678901234567890",
+        "born": "0001-01-01", "at_time": "23:59:59.999999", "created": "0001-01-01 00:00:00",
+        "updated": "2020-11-25 00:01:02.123456 +08:00", "ratio": "1.2222", "score": "5e-324",
+        "active": "true", "data": "AP+Afw==", "doc": '{"k": [1, 2.50]}'}
+    types = {c.name: c.type_name for c in e.columns}
+    assert types["price"] == "decimal(10,2)" and types["small"] == "int16" and types["ratio"] == "float32"
+
+
+def test_each_schema_id_is_fetched_once_per_process(serialized):
+    schema_registry.configure(folder=str(serialized[1]))
+    try:
+        store = schema_registry.store()
+        for _ in range(50):
+            for name in NAMES:
+                decode(serialized[0], name)
+        ids = {int.from_bytes(v[1:5], "big") for pair in serialized[0].values() for v in pair}
+        assert store.fetches == len(ids)
+    finally:
+        schema_registry.configure()
+
+
+def test_unknown_schema_id_and_foreign_bytes_are_refused_naming_the_field(tmp_path, serialized):
+    value, _ = serialized[0]["mysql-customers-update"]
+    schema_registry.configure(folder=str(tmp_path))  # an empty folder: the id is unknown
+    try:
+        with pytest.raises(DecodeError) as info:
+            CODEC.decode(value, Position("t", 0, 3))
+        assert info.value.field == "value.schema_id" and str(int.from_bytes(value[1:5], "big")) in str(info.value)
+        with pytest.raises(DecodeError) as info:
+            CODEC.decode(b'{"op": "c"}', Position("t", 0, 4))
+        assert info.value.field == "value.magic"
+    finally:
+        schema_registry.configure()
+
+
+def test_truncated_body_is_refused(from_folder):
+    value, key = from_folder["postgres-typed-insert"]
+    with pytest.raises(DecodeError) as info:
+        CODEC.decode(value[:-3], Position("t", 0, 5, key=key))
+    assert info.value.vendor == "debezium-avro-confluent" and info.value.field.startswith("value")
