@@ -9,6 +9,7 @@ from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Seque
 
 from . import jsontext
 from .event import DecodeError, Event, Op, Position
+from .shared.required import NOTHING, Required
 from .shared.json_fix import apply_fix, derive_fix, fix_paths
 
 
@@ -121,6 +122,10 @@ class Codec:
     vendor: str = ""
     description: str = ""
     capabilities: Capabilities = Capabilities()
+    # The fields each kind of message must carry (``shared.required.Required``): checked on the parsed message
+    # once ``events`` has read it (the vendor's own errors come first) by ``decode``, or by the codec where it
+    # overrides ``decode``; a miss is a dead letter naming the field. Shown by `cdc-replay formats`.
+    required: Required = NOTHING
 
     def decode(self, raw: bytes, position: Position) -> list[Event]:
         """One archived message -> zero or more events. Raise ``DecodeError`` for anything malformed.
@@ -132,6 +137,7 @@ class Codec:
         ``fix_subject`` where it compares other keys than the top-level ones of the whole message."""
         msg = self.json_object(raw, position)
         events = self.events(msg, position)
+        self.required.check(self.name, msg, position)
         if not events:
             return events
         return with_fixes(events, self.fixes(msg, events))

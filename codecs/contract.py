@@ -16,7 +16,7 @@ import re
 from decimal import Decimal, InvalidOperation
 from typing import Iterable, Optional
 
-from .event import DecodeError, Event
+from .event import DATA_OPS, DecodeError, Event
 
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
@@ -58,6 +58,9 @@ def _sequence_problem(component: object) -> Optional[str]:
 # characters is above every database's identifier limit (MySQL 64, PostgreSQL 63, Oracle 128).
 _CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 MAX_NAME = 256
+# merge writes STATE/<database>.<table>/ through Hadoop paths: a '/' would nest the directory elsewhere, a ':'
+# reads as a URI scheme and failed the whole merge (found by the structure-aware fuzzer).
+_PATH_CHARS = re.compile(r"[/:]")
 
 
 def _name_problem(value: object) -> Optional[str]:
@@ -69,6 +72,8 @@ def _name_problem(value: object) -> Optional[str]:
         return f"{len(value)} characters long (more than {MAX_NAME}: not an identifier)"
     if _CONTROL.search(value):
         return f"contains a control character: {value[:60]!r}"
+    if _PATH_CHARS.search(value):
+        return f"contains '/' or ':', which cannot name the table's state directory: {value[:60]!r}"
     return None
 
 
@@ -78,7 +83,8 @@ _NEG_LIMIT = -SEQUENCE_LIMIT
 
 
 def _name_ok(n: object) -> bool:
-    return n is None or (type(n) is str and len(n) <= MAX_NAME and n.isprintable())
+    return n is None or (type(n) is str and len(n) <= MAX_NAME and n.isprintable() and "/" not in n
+                         and ":" not in n)
 
 
 def name_fits(name: object) -> bool:
@@ -97,6 +103,8 @@ def _columns_ok(columns: tuple) -> bool:
     for c in columns:
         j = c.jdbc_type
         if j is not None and not (type(j) is int and _I32_LO <= j <= _I32_HI):
+            return False
+        if type(c.name) is not str or not (c.type_name is None or type(c.type_name) is str):
             return False
     if len(_COLUMNS_OK) > 4096:
         _COLUMNS_OK.clear()
@@ -131,8 +139,14 @@ def _fits(event: Event) -> bool:
             and _columns_ok(event.columns))
 
 
-def check_event(vendor: str, event: Event) -> None:
-    """Raise ``DecodeError(vendor, field, position, reason)`` when ``event`` does not fit the event record."""
+def check_event(vendor: str, event: Event, table_field: str = "table") -> None:
+    """Raise ``DecodeError(vendor, field, position, reason)`` when ``event`` does not fit the event record.
+    ``table_field``: the format's name of the field that names the table (``Required.table``), for the one rule
+    of the record that is not a range: a data event belongs to a table (events/ is partitioned by it and merge
+    and verify key rows by it)."""
+    if event.op in DATA_OPS and not event.table:
+        raise DecodeError(vendor, table_field, event.position,
+                          f"a {event.op.value} event needs its table, got {event.table!r}")
     if _fits(event):
         return
     p = event.position
@@ -158,13 +172,19 @@ def check_event(vendor: str, event: Event) -> None:
         if problem:
             raise DecodeError(vendor, f"sequence[{n}]", p, problem)
     for c in event.columns:
+        # A declared type from a vendor's nested metadata (a Debezium schema parameter) can be any JSON value.
+        if type(c.name) is not str:
+            raise DecodeError(vendor, "columns", p, f"a column name must be text, got {str(c.name)[:40]!r}")
+        if c.type_name is not None and type(c.type_name) is not str:
+            raise DecodeError(vendor, f"columns.{c.name}.type_name", p,
+                              f"a declared type must be text, got {str(c.type_name)[:40]!r}")
         if c.jdbc_type is not None:
             problem = _int_problem(c.jdbc_type, INT32, True)
             if problem:
                 raise DecodeError(vendor, f"columns.{c.name}.jdbc_type", p, problem)
 
 
-def check_events(vendor: str, events: Iterable[Event]) -> None:
+def check_events(vendor: str, events: Iterable[Event], table_field: str = "table") -> None:
     """``check_event`` for each event of one message (the decode loop calls this inside its error handling)."""
     for e in events:
-        check_event(vendor, e)
+        check_event(vendor, e, table_field)

@@ -26,6 +26,7 @@ from typing import Any, Mapping, NamedTuple, Optional, Sequence
 import orjson
 
 from ..base import Capabilities, Codec
+from ..shared.required import ARRAY, STRING, Required, need, same_needs
 from ..event import Column, DecodeError, EncodeError, Event, Image, Op, Position
 from ..jsontext import MAX_DEPTH, JsonNumber
 from ..shared.plain_rows import INT64, column_dicts, columns_fit, data_row, name_fits
@@ -146,8 +147,27 @@ class _Declared(NamedTuple):
 _DERIVED_SET = frozenset(_DERIVED_KEYS)
 
 
+def _canal_kind(msg: dict) -> Optional[str]:
+    kind, is_ddl = msg.get("type"), msg.get("isDdl")
+    if is_ddl is True or (is_ddl is None and kind in DDL_TYPES):
+        return "DDL"
+    return kind if kind in DML_TYPES else None
+
+
+_ROW_NEEDS = (need("table", STRING, nonempty=True), need("database", STRING, nonempty=True),
+              need("data", ARRAY, nonempty=True))
+# What every FlatMessage dialect carries; an UPDATE its old values. (``es`` is not required: hand-written and
+# converted Canal lines without it exist, and an event without time is legitimate: it sorts by position.)
+REQUIRED = Required(_canal_kind, {
+    **same_needs(("INSERT", "INIT", "DELETE"), *_ROW_NEEDS),
+    "UPDATE": _ROW_NEEDS + (need("old", ARRAY, nonempty=True),),
+    "DDL": (need("sql", STRING),),
+})
+
+
 class CanalJsonCodec(Codec):
     name = FORMAT
+    required = REQUIRED
     jvm_plain_decoder = "cdcreplay.codecs.canal.CanalJsonPlain"  # jvm/CanalJsonPlain.java: plain_rows' twin
     vendor = "Alibaba Canal / OceanBase OMS / CloudCanal"
     description = "Canal FlatMessage JSON: data[] rows, old[] changed columns, mysqlType/sqlType, es/ts"
@@ -373,6 +393,8 @@ class CanalJsonCodec(Codec):
             return None  # trailing commas, NaN, lone surrogates, ...: decode repairs or names them
         if type(msg) is not dict or _MINUS_ZERO.search(raw) or raw.count(b"[") + raw.count(b"{") > MAX_DEPTH:
             return None  # -0, or nesting jsontext refuses (orjson reads deeper than it writes)
+        if not REQUIRED.satisfied(msg):
+            return None  # decode names the missing field
         kind = msg.get("type")
         op = _PLAIN_OPS.get(kind) if type(kind) is str else None
         is_ddl = msg.get("isDdl")
@@ -615,7 +637,11 @@ def _canal_cells(image: Image, latin: Sequence[tuple[str, int]], srids: Mapping[
         text = out.get(c.name)
         if text is not None and family(c.type_name, c.jdbc_type) == "timestamp" and _EPOCH_TEXT.match(text):
             out = dict(out) if out is image else out
-            out[c.name] = _wall_clock_utc(text)
+            try:
+                out[c.name] = _wall_clock_utc(text)
+            except (OverflowError, ValueError):  # beyond year 9999: an encode dead letter, not a crashed task
+                raise EncodeError(FORMAT, c.name, f"timestamp {text[:40]} is beyond the years Canal's "
+                                                  "wall-clock text can write") from None
     return out
 
 

@@ -28,6 +28,7 @@ from typing import Any, Optional, Sequence
 from ..base import Capabilities, Codec
 from ..shared.json_cells import deviations, read_image, render_image
 from ..shared.json_fix import fix_paths
+from ..shared.required import ARRAY, INTEGER, NULL, STRING, Required, need
 from ..shared.value_text import int_field
 from ..event import Column, EncodeError, Event, Op, Position
 from ..jsontext import JsonNumber
@@ -39,8 +40,29 @@ CONTROL_ENTRIES = {"TRANSACTIONBEGIN": Op.BEGIN, "TRANSACTIONEND": Op.COMMIT, "H
 ENTRY_FOR_OP = {op: entry for entry, op in CONTROL_ENTRIES.items()}
 
 
+def _cloudcanal_kind(msg: dict) -> Optional[str]:
+    if msg.get("entryType") in CONTROL_ENTRIES:
+        return None
+    if msg.get("isDdl") is True:
+        return "DDL"
+    action = msg.get("action")
+    return action if action in DML_ACTIONS else None
+
+
+# execTs may be null (a full-sync row of a source without time), never absent.
+_ROW_NEEDS = (need("table", STRING, nonempty=True), need("db", STRING, nonempty=True),
+              need("execTs", INTEGER, NULL))
+REQUIRED = Required(_cloudcanal_kind, {
+    "INSERT": _ROW_NEEDS + (need("data", ARRAY, nonempty=True),),
+    "UPDATE": _ROW_NEEDS + (need("data", ARRAY, nonempty=True), need("before", ARRAY, nonempty=True)),
+    "DELETE": _ROW_NEEDS,  # its rows are in data or in before (producers differ)
+    "DDL": (need("sql", STRING), need("execTs", INTEGER, NULL)),
+})
+
+
 class CloudCanalJsonCodec(Codec):
     name = FORMAT
+    required = REQUIRED
     vendor = "ClouGence CloudCanal"
     description = "CloudCanal JSON: action, data[]/before[] full rows, dbValType/jdbcType, pks, execTs, tableChanges"
     capabilities = Capabilities(

@@ -39,6 +39,7 @@ from ..shared.json_fix import apply_fix
 from ..shared.value_text import cell_json, cell_text
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
+from ..shared.required import INTEGER, NULL, OBJECT, STRING, Required, need, same_needs
 from ..types import family
 
 FORMAT = "dataworks-json"
@@ -54,8 +55,29 @@ FAMILY_TYPE = {"int": "LONG", "float": "DOUBLE", "bool": "BOOLEAN", "binary": "B
 NESTED = {("schema",), ("schema", "source"), ("payload",), ("payload", "timestamp"), ("payload", "ddl")}
 
 
+def _payload_op(msg: dict) -> Optional[str]:
+    payload = msg.get("payload")
+    op_name = payload.get("op") if isinstance(payload, dict) else None
+    if op_name in ("INSERT", "DELETE", "UPDATE_BEFOR", "UPDATE_AFTER"):
+        return op_name
+    return "DDL" if op_name in DDL_OPS or op_name == "TRUNCATE" else None
+
+
+_SOURCE_NEEDS = (need("schema.source.tableName", STRING, nonempty=True),
+                 need("schema.source.dbName", STRING, nonempty=True),
+                 need("payload.timestamp.eventTime", INTEGER, NULL))  # null: a full-sync row without time
+# A row message names its table in schema.source and carries the half of the row its op names.
+REQUIRED = Required(_payload_op, {
+    "INSERT": _SOURCE_NEEDS + (need("payload.after.dataColumn", OBJECT),),
+    "UPDATE_AFTER": _SOURCE_NEEDS + (need("payload.after.dataColumn", OBJECT),),
+    **same_needs(("DELETE", "UPDATE_BEFOR"), *_SOURCE_NEEDS, need("payload.before.dataColumn", OBJECT)),
+    "DDL": (need("payload.ddl.text", STRING),),
+}, table="schema.source.tableName")
+
+
 class DataWorksJsonCodec(Codec):
     name = FORMAT
+    required = REQUIRED
     vendor = "Alibaba Cloud DataWorks"
     description = "DataWorks real-time sync JSON: schema.dataColumn/primaryKey/source, payload before/after, " \
                   "sequenceId; updates as UPDATE_BEFOR + UPDATE_AFTER pairs"

@@ -249,7 +249,7 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
 
     def _event(self, payload: dict, schema: Optional[dict], position: Position) -> Event:
         op_code = payload.get("op")
-        if op_code not in DATA_OPS:
+        if not isinstance(op_code, str) or op_code not in DATA_OPS:  # an object or list is not hashable
             if op_code is None:
                 return super()._event(payload, schema, position)  # heartbeat, transaction marker
             raise self.error("payload.op", position, f"unknown op {op_code!r} (expected one of "

@@ -65,6 +65,7 @@ from ..shared.json_fix import apply_fix, literal, unliteral
 from ..shared.value_text import cell_json, cell_text
 from ..event import Column, EncodeError, Event, Op, Position
 from ..jsontext import JsonNumber
+from ..shared.required import OBJECT, STRING, Required, need, same_needs
 from ..types import JDBC, decimal_precision_scale, family
 
 FORMAT = "debezium-json"
@@ -124,12 +125,38 @@ def _enveloped(msg: dict) -> bool:
     return "payload" in msg and not any(k in msg for k in _PAYLOAD_KEYS)
 
 
+class _Unnamed(ValueError):
+    """A database/schema/table name in ``source`` that is not text."""
+
+
 class _Unconvertible(ValueError):
     """A value that does not have the shape its schema announces; the caller keeps the raw text."""
 
 
+def _as_payload(msg: dict) -> dict:
+    """The change payload under the name the codec's errors give it, enveloped or bare."""
+    return {"payload": msg["payload"] if _enveloped(msg) else msg}
+
+
+def _change_op(msg: dict) -> Optional[str]:
+    payload = msg["payload"]
+    op_code = payload.get("op") if isinstance(payload, dict) else None
+    return op_code if op_code in OPS and OPS[op_code].is_data else None
+
+
+# A change names its table in source (source.table, MongoDB: source.collection); a create or read carries its
+# after image. (A MongoDB update may carry updateDescription instead of after; a delete's before image may be
+# absent: MongoDB keys it by the record key, PostgreSQL by its replica identity.)
+_CHANGE_NEEDS = (need("payload.source", OBJECT),)
+REQUIRED = Required(_change_op, {
+    **same_needs(("c", "r"), *_CHANGE_NEEDS, need("payload.after", OBJECT, STRING)),
+    **same_needs(("u", "d"), *_CHANGE_NEEDS),
+}, table="payload.source.table", subject=_as_payload)
+
+
 class DebeziumJsonCodec(Codec):
     name = FORMAT
+    required = REQUIRED
     vendor = "Debezium (Red Hat) / CloudCanal"
     description = "Debezium envelope JSON: payload before/after/source/op, optional Kafka Connect schema"
     capabilities = Capabilities(
@@ -195,6 +222,12 @@ class DebeziumJsonCodec(Codec):
             vendor["envelope_extra"] = extra
         return [event.with_(vendor=vendor)]
 
+    def _name(self, value: Any, field: str, position: Position) -> Optional[str]:
+        try:
+            return _opt_text(value)
+        except _Unnamed:
+            raise self.error(field, position, f"expected a name as text, got {str(value)[:60]!r}") from None
+
     def _event(self, payload: dict, schema: Optional[dict], position: Position) -> Event:
         source = payload.get("source")
         if source is not None and not isinstance(source, dict):
@@ -202,8 +235,10 @@ class DebeziumJsonCodec(Codec):
         source = source or {}
         common = dict(
             format=self.name, position=position,
-            database=_opt_text(source.get("db")), schema=_opt_text(source.get("schema")),
-            table=_opt_text(source.get("table") or source.get("collection")),  # MongoDB names a collection
+            database=self._name(source.get("db"), "payload.source.db", position),
+            schema=self._name(source.get("schema"), "payload.source.schema", position),
+            table=self._name(source.get("table") or source.get("collection"),  # MongoDB names a collection
+                             "payload.source.table", position),
             event_time_ms=self._time(payload, source, position),
             sequence=self._sequence(source, position),
             transaction_id=payload_transaction_id(payload, source),
@@ -261,9 +296,9 @@ class DebeziumJsonCodec(Codec):
         if ddl is not None and not isinstance(ddl, str):
             raise self.error("payload.ddl", position, "expected the DDL statement as a string")
         if payload.get("databaseName"):
-            common["database"] = _opt_text(payload["databaseName"])
+            common["database"] = self._name(payload["databaseName"], "payload.databaseName", position)
         if payload.get("schemaName"):
-            common["schema"] = _opt_text(payload["schemaName"])
+            common["schema"] = self._name(payload["schemaName"], "payload.schemaName", position)
         return Event(op=Op.DDL, ddl=ddl, **common)
 
     def _row(self, payload: dict, schema: Optional[dict], op: Op, position: Position, common: dict) -> Event:
@@ -635,7 +670,8 @@ def _columns(fields: dict[str, dict], images: dict, numbers: dict[str, bool]) ->
         f = fields.get(name)
         type_name, jdbc = None, None
         if f:
-            params = f.get("parameters") or {}
+            params = f.get("parameters")
+            params = params if isinstance(params, dict) else {}  # any other JSON value: no declared parameters
             kind = LOGICAL_KINDS.get(f.get("name") or "")
             type_name = params.get(SOURCE_TYPE) or f.get("name") or f.get("type")
             jdbc = LOGICAL_JDBC.get(kind) if kind else CONNECT_JDBC.get(f.get("type"))
@@ -977,7 +1013,13 @@ def _document(text: str) -> Optional[Any]:
 
 
 def _opt_text(value: Any) -> Optional[str]:
-    return None if value is None or value == "" else str(value)
+    """A name from ``source``: text as it is, or None when absent or empty. Anything else (an object, a number)
+    is not a name: ``_Unnamed`` (the caller names the field)."""
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str) or isinstance(value, JsonNumber):
+        raise _Unnamed(value)
+    return value
 
 
 def payload_transaction_id(payload: dict, source: dict) -> Optional[str]:

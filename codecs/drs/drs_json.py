@@ -28,6 +28,7 @@ from .. import jsontext
 from ..base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
+from ..shared.required import ARRAY, INTEGER, STRING, Required, need, same_needs
 from ..shared.json_fix import literal, unliteral
 from ..types import JDBC, JDBC_NAME, family
 from .drs_wire import (apply_header_fixes, base64_to_java_bytes, drs_id, gson_dumps, header_fixes, integer_field,
@@ -126,8 +127,26 @@ JSON_DIALECT = Dialect(
 )
 
 
+def _drs_type(msg: dict) -> Optional[str]:
+    kind = msg.get("type")
+    return kind if kind in TYPE_TO_OP else None
+
+
+# database may be "" (an Oracle source of drs-gaussdb has none: its schema names the table).
+_ROW_NEEDS = (need("table", STRING, nonempty=True), need("database", STRING), need("id", INTEGER))
+# A row message names its table and carries its DRS id (the sequence); the rows its type implies (a DELETE's are
+# in old or data, per dialect); a DDL its statement.
+REQUIRED = Required(_drs_type, {
+    **same_needs(("INSERT", "INIT"), *_ROW_NEEDS, need("data", ARRAY, nonempty=True)),
+    "UPDATE": _ROW_NEEDS + (need("data", ARRAY, nonempty=True), need("old", ARRAY, nonempty=True)),
+    "DELETE": _ROW_NEEDS,
+    **same_needs(("DDL", "INIT_DDL"), need("sql", STRING), need("id", INTEGER)),
+})
+
+
 class DrsJsonCodec(Codec):
     vendor = "Huawei Cloud DRS"
+    required = REQUIRED
 
     def __init__(self, dialect: Dialect = JSON_DIALECT):
         self.dialect = dialect
@@ -144,6 +163,7 @@ class DrsJsonCodec(Codec):
     def decode(self, raw: bytes, position: Position) -> list[Event]:
         msg = load_object(self, raw, position)
         events = self._events(msg, position)
+        self.required.check(self.name, msg, position)
         derived = self._build(events)
         used = set() if events[0].op is Op.DDL else self._image_keys(msg, events[0].op)
         fixes = header_fixes(msg, derived, used)

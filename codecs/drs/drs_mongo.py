@@ -56,6 +56,7 @@ from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
 from .drs_wire import apply_header_fixes, drs_id, gson_dumps, header_fixes, integer_field, text_field
 from ..event import Column, DecodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
+from ..shared.required import INTEGER as JSON_INTEGER, STRING as JSON_STRING, Required, need, same_needs
 from ..shared.bson_values import (
     ARRAY, BASE64 as _BASE64, BIN_DATA, BOOL, BSON_TIMESTAMP, DATE, DECIMAL128, DOUBLE, EPOCH_ORDINAL as _EPOCH_ORDINAL,
     FLOAT_WORDS, HEX24 as _HEX24, INT as _INT, INT32, INT32_RANGE, INT64, MONGO_ONLY, MS_PER_DAY as _MS_PER_DAY,
@@ -380,8 +381,22 @@ def render_document(image: Image, columns: dict[str, Column], own: bool) -> str:
 # --------------------------------------------------------------------------------------------------------------
 
 
+def _mongo_op(msg: dict) -> Optional[str]:
+    kind = msg.get("op")
+    return kind if kind in OPS else None
+
+
+# An oplog entry names its collection and carries its DRS id and its document (a DDL: its command) in value.
+REQUIRED = Required(_mongo_op, {
+    **same_needs(("INSERT", "UPDATE", "DELETE"), need("coll", JSON_STRING, nonempty=True),
+                 need("db", JSON_STRING, nonempty=True), need("id", JSON_INTEGER), need("value", JSON_STRING)),
+    "DDL": (need("id", JSON_INTEGER), need("value", JSON_STRING)),
+}, table="coll")
+
+
 class DrsMongoCodec(Codec):
     name = FORMAT
+    required = REQUIRED
     vendor = "Huawei Cloud DRS"
     description = "Huawei DRS JSON for MongoDB/DDS: oplog entries with shell-JSON value/where, $set/$unset updates"
     capabilities = Capabilities(

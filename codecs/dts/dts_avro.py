@@ -43,6 +43,7 @@ from ..shared.time_text import (DATE_RE, DATETIME_RE, TIME_RE, date_text, epoch_
                                parse_epoch, parse_time, split_zoned, time_text)
 from ..shared.value_text import (INT64, INT_RE, b64, decimal_shape, double_text, fits, parse_float, parse_int,
                                 unb64)
+from ..shared.required import ARRAY, STRING, Required, need, same_needs
 from ..types import decimal_precision_scale, family
 
 NS = "com.alibaba.dts.formats.avro"
@@ -385,8 +386,25 @@ _JVM_ROWS = {True: "cdcreplay.codecs.dts.DtsAvroPlain", False: "cdcreplay.codecs
 # A DTS record id is never negative; -1 stands for an event without a vendor sequence.
 NO_SEQUENCE_ID = -1
 
+def _operation(datum: dict) -> Optional[str]:
+    op_name = datum.get("operation")
+    return op_name if op_name in ("INSERT", "INIT", "UPDATE", "DELETE", "DDL") else None
+
+
+# The Avro schema makes every field present with a type of its union; what it cannot say: a row record names its
+# table (objectName db.table) and carries the images its operation implies, a DDL record its statement.
+_NAMED = need("objectName", STRING, nonempty=True)
+REQUIRED = Required(_operation, {
+    **same_needs(("INSERT", "INIT"), _NAMED, need("afterImages", ARRAY)),
+    "UPDATE": (_NAMED, need("beforeImages", ARRAY), need("afterImages", ARRAY)),
+    "DELETE": (_NAMED, need("beforeImages", ARRAY)),
+    "DDL": (need("afterImages", STRING),),
+}, table="objectName")
+
+
 class DtsAvroCodec(Codec):
     name = "dts-avro"
+    required = REQUIRED
     vendor = "Aliyun DTS"
     description = "Aliyun DTS data subscription Avro Record (typed values, EmptyObject for absent columns)"
     capabilities = Capabilities(
@@ -408,7 +426,7 @@ class DtsAvroCodec(Codec):
 
     def decode(self, raw: bytes, position: Position) -> list[Event]:
         datum, born = self._read(bytes(raw), position)
-        return [self._event(datum, born, position)]
+        return [self._required(self._event(datum, born, position), datum)]
 
     # jvm/DtsAvroPlain.java: the twin of dts_avro_rows.plain_rows, for each layout (``_JVM_ROWS``)
     jvm_container_decoders = True
@@ -419,9 +437,13 @@ class DtsAvroCodec(Codec):
                 from .dts_avro_rows import plain_rows  # the fast path builds on this module's helpers
 
                 return ContainerDecoder(schema, lambda datum, position, schema=schema, born=born: [
-                    self._event(self._checked(schema, datum, position), born, position)],
+                    self._required(self._event(self._checked(schema, datum, position), born, position), datum)],
                     lambda datum, at, born=born: plain_rows(datum, born, at), _JVM_ROWS[born])
         return None
+
+    def _required(self, event: Event, datum: dict) -> Event:
+        self.required.check(self.name, datum, event.position)
+        return event
 
     def _checked(self, schema: Any, datum: dict, position: Position) -> dict:
         try:

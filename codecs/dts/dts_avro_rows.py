@@ -20,7 +20,7 @@ from ..shared.avro import comparable, to_jsonable
 from ..shared.plain_rows import INT64, column_dicts, columns_fit, data_row, name_fits
 from ..shared.time_text import date_text, time_text
 from ..shared.value_text import INT_RE
-from .dts_avro import (NO_SEQUENCE_ID, NS, RECORD15, DtsAvroCodec, column_spec, column_type_name, declaration,
+from .dts_avro import (NO_SEQUENCE_ID, NS, RECORD15, REQUIRED, DtsAvroCodec, column_spec, column_type_name, declaration,
                        image_value, key_columns, python_charset, value_text)
 
 FORMAT = DtsAvroCodec.name
@@ -107,11 +107,11 @@ def _rows(datum: dict, born: bool, at: tuple) -> Optional[list[tuple]]:
     name = datum["objectName"]
     fields = datum["fields"]
     if op is None or type(name) is not str or name.count(".") != 1 or "\\u002E" in name \
-            or type(fields) is not list or not _int32(datum["version"]):
+            or type(fields) is not list or not _int32(datum["version"]) or not REQUIRED.satisfied(datum):
         return None
     database, _, table = name.partition(".")
     stamp = datum["sourceTimestamp"] * 1000
-    if not (name_fits(database) and name_fits(table) and _I64_LO <= stamp <= _I64_HI):
+    if not (table and name_fits(database) and name_fits(table) and _I64_LO <= stamp <= _I64_HI):
         return None
     names = [f["name"] for f in fields]
     numbers = [f["dataTypeNumber"] for f in fields]

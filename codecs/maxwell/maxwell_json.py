@@ -26,6 +26,7 @@ from typing import Any, Optional, Sequence
 from ..base import TYPED_FAMILIES, Capabilities, Codec, untyped
 from ..event import EncodeError, Event, Op, Position
 from ..jsontext import JsonNumber
+from ..shared.required import OBJECT, STRING, Required, need, same_needs
 from ..shared.json_cells import declared, read_image, render_image, rendering
 from ..shared.json_fix import fix_paths
 from ..shared.value_text import int_field, is_text
@@ -39,8 +40,20 @@ DDL_TYPES = {"database-create", "database-alter", "database-drop", "table-create
 _POSITION = re.compile(r"(.*?)(\d+):(\d+)\Z", re.S)
 
 
+def _maxwell_kind(msg: dict) -> Optional[str]:
+    kind = msg.get("type")
+    return kind if kind in ROW_TYPES else "DDL" if kind in DDL_TYPES else None
+
+
+_ROW_NEEDS = (need("table", STRING, nonempty=True), need("data", OBJECT))  # database: absent in documented rows
+# A row message names its table and carries the row in data (an update's changed columns in old may be empty);
+# a DDL its statement.
+REQUIRED = Required(_maxwell_kind, {**same_needs(tuple(ROW_TYPES), *_ROW_NEEDS), "DDL": (need("sql", STRING),)})
+
+
 class MaxwellJsonCodec(Codec):
     name = FORMAT
+    required = REQUIRED
     vendor = "Zendesk Maxwell"
     description = "Maxwell JSON: database/table/type, ts (s), xid/xoffset/commit, data row, old changed columns"
     capabilities = Capabilities(

@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 from ..base import TYPED_FAMILIES, Capabilities, Codec, untyped
 from ..event import EncodeError, Event, Op, Position
+from ..shared.required import OBJECT, STRING, Required, need
 from ..shared.json_cells import declared, read_image, render_image, rendering
 from ..shared.json_fix import fix_paths
 from ..shared.value_text import is_text
@@ -34,8 +35,20 @@ _EPOCH = datetime(1970, 1, 1, tzinfo=timezone.utc)
 POS_DIGITS = 20  # GoldenGate writes the trail sequence number and the RBA as 10 digits each
 
 
+def _op_type(msg: dict) -> Optional[str]:
+    code = msg.get("op_type")
+    return code if code in OP_TYPES else None
+
+
+# Every record names its table as SCHEMA.TABLE and carries the image its op_type implies.
+_TABLE = need("table", STRING, nonempty=True)
+REQUIRED = Required(_op_type, {"I": (_TABLE, need("after", OBJECT)), "U": (_TABLE, need("after", OBJECT)),
+                               "D": (_TABLE, need("before", OBJECT)), "T": (_TABLE,)})
+
+
 class OggJsonCodec(Codec):
     name = FORMAT
+    required = REQUIRED
     vendor = "Oracle GoldenGate"
     description = "GoldenGate JSON: table SCHEMA.TABLE, op_type I/U/D/T, op_ts, current_ts, pos, before/after"
     capabilities = Capabilities(

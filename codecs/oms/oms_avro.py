@@ -44,6 +44,7 @@ from ..shared.time_text import (EPOCH_RE, date_text, epoch_from_zoned, epoch_tex
                                parse_epoch, parse_time, time_text, zoned_from_epoch)
 from ..shared.value_text import (INT32, INT64, b64, decimal_shape, double_text, fits, float32_text, is_float32,
                                 parse_float, parse_int, unb64)
+from ..shared.required import STRING, Required, need, same_needs
 from ..types import decimal_precision_scale, family
 
 
@@ -259,8 +260,21 @@ def _parse_bool(text: str) -> bool:
 
 # --- the codec -------------------------------------------------------------------------------------------------
 
+def _operation(datum: dict) -> Optional[str]:
+    op_name = datum.get("operation")
+    return op_name if op_name in ("INSERT", "UPDATE", "DELETE", "DDL") else None
+
+
+# The Avro schema makes every field present with a type of its union; what it cannot say: a row record names its
+# schema and table, a DDL record carries its statement (sql). Images may be in shards, so they are not required.
+_NAMED = (need("tableName", STRING, nonempty=True), need("schemaName", STRING, nonempty=True))
+REQUIRED = Required(_operation, {**same_needs(("INSERT", "UPDATE", "DELETE"), *_NAMED),
+                                 "DDL": (need("sql", STRING),)}, table="tableName")
+
+
 class OmsAvroCodec(Codec):
     name = "oms-avro"
+    required = REQUIRED
     vendor = "OceanBase OMS"
     description = "OceanBase data subscription AvroRecord (typed ColumnValue unions, sharded large records)"
     capabilities = Capabilities(
@@ -301,6 +315,7 @@ class OmsAvroCodec(Codec):
             raise self.error("AvroRecord", position, f"not a readable AvroRecord: {type(exc).__name__}: {exc}")
 
     def _decode_datum(self, datum: dict, position: Position) -> list[Event]:
+        self.required.check(self.name, datum, position)  # every shard repeats the names: checked on each
         total, index = datum["total"], datum["index"]
         if datum["beforeImageBytes"] or datum["afterImageBytes"] or total > 1:
             fragment = self._fragment(datum, position)

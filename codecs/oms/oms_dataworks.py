@@ -31,6 +31,7 @@ from ..shared.value_text import int_field, is_text, render
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
 from .oms_json import OmsJsonCodec
+from ..shared.required import OBJECT, STRING, Required, need
 from ..types import JDBC_NAME
 
 CONTROL = {"HEARTBEAT": Op.HEARTBEAT, "TRANSACTION_BEGIN": Op.BEGIN, "TRANSACTION_END": Op.COMMIT,
@@ -45,8 +46,28 @@ OUT_OP = {Op.INSERT: "INSERT", Op.SNAPSHOT: "INSERT", Op.UPDATE: "UPDATE", Op.DE
 NO_SCN = "null"
 
 
+def _payload_op(msg: dict) -> Optional[str]:
+    payload = msg.get("payload")
+    code = payload.get("op") if isinstance(payload, dict) else None
+    if code in DATA_OPS:
+        return code
+    return "DDL" if code in DDL_OPS or code == "TRUNCATE" else None
+
+
+# No time: a full-sync row of a source without one is written without payload.timestamp.
+_SOURCE_NEEDS = (need("schema.source.table", STRING, nonempty=True),
+                 need("schema.source.dbName", STRING, nonempty=True))
+REQUIRED = Required(_payload_op, {
+    "INSERT": _SOURCE_NEEDS + (need("payload.after.data", OBJECT),),
+    "UPDATE": _SOURCE_NEEDS + (need("payload.before.data", OBJECT), need("payload.after.data", OBJECT)),
+    "DELETE": _SOURCE_NEEDS + (need("payload.before.data", OBJECT),),
+    "DDL": (need("payload.ddl.text", STRING),),
+}, table="schema.source.table")
+
+
 class OmsDataWorksCodec(OmsJsonCodec):
     name = "oms-dataworks"
+    required = REQUIRED
     description = "OMS DataWorks 2.0 JSON: schema.source/column/pk, payload.before/after.data, op, timestamp, scn"
     capabilities = Capabilities(
         typed_values=True,

@@ -35,6 +35,7 @@ from ..shared.value_text import int_field, is_json_number, is_text, render, scal
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
 from .oms_json import SEPARATOR, OmsJsonCodec
+from ..shared.required import OBJECT, STRING, Required, need, same_needs
 
 RECORD_TYPES = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, "ROW": Op.SNAPSHOT,
                 "HEARTBEAT": Op.HEARTBEAT, "DDL": Op.DDL}
@@ -56,8 +57,24 @@ class ImageParts:
         self.extra: dict[str, Any] = {}  # non-column keys as received (``__light_type``)
 
 
+def _record_type(msg: dict) -> Optional[str]:
+    kind = msg.get("recordType")
+    return kind if kind in RECORD_TYPES and kind != "HEARTBEAT" else None
+
+
+_META_NEEDS = (need(f"{META}.table_name", STRING, nonempty=True), need(f"{META}.db", STRING, nonempty=True))
+# A data record names its table in allMetaData and carries the images its type implies; a DDL its statement.
+REQUIRED = Required(_record_type, {
+    **same_needs(("INSERT", "ROW"), *_META_NEEDS, need("postStruct", OBJECT)),
+    "UPDATE": _META_NEEDS + (need("prevStruct", OBJECT), need("postStruct", OBJECT)),
+    "DELETE": _META_NEEDS + (need("prevStruct", OBJECT),),
+    "DDL": (need(META, OBJECT),),  # the statement: postStruct.ddl or prevStruct.ddl, named by _ddl_event
+}, table=f"{META}.table_name")
+
+
 class OmsDefaultCodec(OmsJsonCodec):
     name = "oms-default"
+    required = REQUIRED
     description = "OMS Default JSON: prevStruct/postStruct/allMetaData/recordType (ROW = full sync, HEARTBEAT, DDL)"
     capabilities = Capabilities(
         losses=untyped(*TYPED_FAMILIES),  # no column types: every value is exact text

@@ -23,14 +23,29 @@ from ..shared.value_text import int_field, is_text, render
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
 from .oms_json import SEPARATOR, OmsJsonCodec
+from ..shared.required import OBJECT, STRING, Required, need, same_needs
 
 OPS = {"ins": Op.INSERT, "upd": Op.UPDATE, "del": Op.DELETE}
 OP_CODES = {Op.INSERT: "ins", Op.SNAPSHOT: "ins", Op.UPDATE: "upd", Op.DELETE: "del"}
 TIME_FORMAT = "%Y-%m-%dT%H:%M:%S"
 
 
+def _meta_op(msg: dict) -> Optional[str]:
+    meta = msg.get("meta")
+    code = meta.get("op") if isinstance(meta, dict) else None
+    return code if code in OPS else None
+
+
+# No meta.time: a full-sync row of a source without a time is written without it.
+_META_NEEDS = (need("meta.table", STRING, nonempty=True), need("data", OBJECT))
+# A record names its table as owner.table in meta.table; an upd carries the values before the change in key.
+REQUIRED = Required(_meta_op, {**same_needs(("ins", "del"), *_META_NEEDS),
+                               "upd": _META_NEEDS + (need("key", OBJECT),)}, table="meta.table")
+
+
 class OmsSharePlexCodec(OmsJsonCodec):
     name = "oms-shareplex"
+    required = REQUIRED
     description = "OMS SharePlex JSON: data/meta/key, ops ins/upd/del, UPDATE carries changed columns only"
     capabilities = Capabilities(
         losses=untyped(*TYPED_FAMILIES),  # no column types: every value is exact text

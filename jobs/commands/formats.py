@@ -44,6 +44,29 @@ def _losses(losses: dict) -> str:
     return ", ".join(f"{fam}: {loss}" for fam, loss in sorted(losses.items())) or "exact"
 
 
+def required_rows() -> list[dict]:
+    """Per format and message kind, the fields a message must carry (``Codec.required``): a message without one,
+    or with one of another JSON type, is a dead letter naming the field."""
+    rows = []
+    for name in sorted(FORMATS):
+        try:
+            required = get_codec(name).required
+        except ImportError:
+            continue
+        for kind, fields in required.describe().items():
+            rows.append({"format": name, "kind": kind, "fields": fields, "table": required.table})
+    return rows
+
+
+def required_table(rows: list[dict]) -> str:
+    lines = ["| format | message kind | required fields (path: JSON type) |", "|---|---|---|"]
+    lines += [f"| `{r['format']}` | {r['kind']} | {'; '.join(f'`{f}`' for f in r['fields'])} |" for r in rows]
+    return "\n".join(lines)
+
+
 def run(args: argparse.Namespace) -> int:
     print(markdown_table(capability_rows()))
+    print("\nRequired fields (a message missing one, or carrying it with another JSON type, is a dead letter naming "
+          "the field; every data event also needs its table):\n")
+    print(required_table(required_rows()))
     return 0

@@ -48,6 +48,7 @@ from cdc_jobs.transforms import state_types as st
 from cdc_jobs.io import delta_tables
 from cdc_jobs.io.atomic import resolve_output, staged_output
 from cdc_jobs.errors import UsageError
+from cdc_jobs.io.untrusted import check_events, readable
 from cdc_jobs.schemas import EVENT_SPARK
 
 STATE_FILE = "_state.json"
@@ -84,8 +85,14 @@ def read_events(spark: SparkSession, replays: Sequence[str], patterns: Sequence[
         if not events.is_dir():
             raise UsageError(f"--replay {r}: no events/ directory (is it the --out of `cdc-replay replay`?)")
         paths.append(str(events))
-    # One read per replay: each is its own partitioned table (Spark refuses several roots in one read).
-    df = functools.reduce(DataFrame.unionByName, [spark.read.schema(EVENT_SPARK).parquet(p) for p in paths])
+    # One read per replay: each is its own partitioned table (Spark refuses several roots in one read). Each is
+    # checked first: an output damaged by hand stops the merge with one line naming it.
+    frames = []
+    for r, p in zip(replays, paths):
+        frame = spark.read.schema(EVENT_SPARK).parquet(p)
+        check_events(frame, f"--replay {r}")
+        frames.append(frame)
+    df = functools.reduce(DataFrame.unionByName, frames)
     if patterns:
         cond = F.lit(False)
         for p in patterns:
@@ -99,7 +106,12 @@ def read_base(spark: SparkSession, base: str) -> tuple[dict, DataFrame]:
     state_file = root / STATE_FILE
     if not state_file.is_file():
         raise UsageError(f"--base {base}: no {STATE_FILE} (is it the --out of an earlier `cdc-replay merge`?)")
-    state = json.loads(state_file.read_text())
+    try:
+        state = json.loads(state_file.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise UsageError(f"--base {base}: {STATE_FILE} is not JSON ({exc}): was it edited by hand?") from None
+    if not isinstance(state, dict) or not isinstance(state.get("tables", {}), dict):
+        raise UsageError(f"--base {base}: {STATE_FILE} does not hold a merge state (an object with 'tables')")
     if state.get("format_version") != FORMAT_VERSION:
         raise UsageError(f"--base {base}: {STATE_FILE} format_version {state.get('format_version')!r}, "
                          f"this merge reads {FORMAT_VERSION}")
@@ -513,7 +525,7 @@ def run(args: Any) -> int:
     from cdc_jobs.spark import session
 
     spark = session("cdc-replay merge")
-    with staged_output(args.out, "state") as stage:
+    with readable("merge"), staged_output(args.out, "state") as stage:
         state = merge(spark, args.replay, stage, base=args.base, tables=args.tables, history=args.history,
                       state_format=args.state_format)
     for name, t in state["tables"].items():

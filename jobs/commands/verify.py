@@ -25,6 +25,7 @@ from cdc_jobs.errors import UsageError
 from cdc_jobs.io import delta_tables, storage
 from cdc_jobs.io.atomic import check_spark_reaches, committed_location, resolve_output
 from cdc_jobs.io.remote_dir import RemoteDir
+from cdc_jobs.io.untrusted import check_events, readable
 from cdc_jobs.io.reports import failure_message, terminal_report, write_reports
 from cdc_jobs.schemas import EVENT_SPARK
 
@@ -62,6 +63,8 @@ def _replay_info(path: str) -> dict:
         counts = json.loads(counts_file.read_text())
     except json.JSONDecodeError as exc:
         raise UsageError(f"--replay {path}: counts.json is not JSON: {exc.msg}") from None
+    if not isinstance(counts, dict):
+        raise UsageError(f"--replay {path}: counts.json does not hold replay counts (a JSON object)")
     return {"dir": d, "arg": path, "counts": counts}
 
 
@@ -100,9 +103,10 @@ def state_info(state: Path) -> dict:
     f = state / "_state.json"
     if f.is_file():
         try:
-            return json.loads(f.read_text())
-        except json.JSONDecodeError:
+            info = json.loads(f.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError):
             return {}
+        return info if isinstance(info, dict) else {}
     return {}
 
 
@@ -216,6 +220,7 @@ def verify(spark: SparkSession, replays: list[dict], state: Path, base: Optional
     events = None
     for info in replays:
         e = read_events(spark, info["dir"])
+        check_events(e, f"--replay {info['arg']}")  # an output damaged by hand: one clear line, no traceback
         events = e if events is None else events.unionByName(e)
     merged_tables = ((state_info(state).get("inputs") or {}).get("tables")) or []
     if merged_tables:  # merge kept only these tables: the others are not expected in this state
@@ -319,7 +324,8 @@ def run(args: argparse.Namespace) -> int:
     from cdc_jobs.spark import session
 
     spark = session("cdc-replay verify")
-    rows, accounting = verify(spark, replays, state, base, args.reference, budget)
+    with readable("verify"):
+        rows, accounting = verify(spark, replays, state, base, args.reference, budget)
     written = write_reports(rows, accounting, report, args.html)
     print(terminal_report(rows, accounting))
     print("reports: " + ", ".join(str(p) for p in written))

@@ -82,6 +82,7 @@ def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) ->
     plain = getattr(codec, "plain_rows", None)
     if getattr(type(codec), "plain_rows", None) is Codec.plain_rows:
         plain = None  # the default declines every message: skip the call
+    table_field = codec.required.table
     sources, partitions, offsets = cols["pos_source"], cols["pos_partition"], cols["pos_offset"]
     stamps, keys, headers = cols["pos_timestamp_ms"], cols["pos_key"], cols["pos_headers"]
     for i in range(n):
@@ -89,12 +90,12 @@ def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) ->
         raw = values[i] if datum is None else None
         if plain is not None and raw is not None:
             rows = plain(raw, (sources[i], partitions[i], offsets[i], stamps[i], keys[i], headers[i]))
-            if rows is not None:
+            if rows is not None and named(rows):
                 out.add_rows(rows)
                 continue
         elif datum is not None and datum[0].rows is not None:  # the container decoder's fast path
             rows = datum[0].rows(datum[1], (sources[i], partitions[i], offsets[i], stamps[i], keys[i], headers[i]))
-            if rows is not None:
+            if rows is not None and named(rows):
                 out.add_rows(rows)
                 continue
         pos = _position(cols, i)
@@ -107,7 +108,7 @@ def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) ->
             events = codec.decode(raw, pos) if datum is None else datum[0].decode(datum[1], pos)
             if not events:
                 raise DecodeError(fmt, "(message)", pos, "the message holds no event")
-            check_events(fmt, events)  # values that parse but do not fit the event record: a dead letter
+            check_events(fmt, events, table_field)  # values that do not fit the event record: a dead letter
         except DecodeError as exc:
             out.add_dead(dead_letter(fmt, pos, values[i], exc.field, str(exc)))
             continue
@@ -119,6 +120,19 @@ def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) ->
         for event in events:
             out.add_event(event, first)
             first = False
+
+
+_DATABASE, _TABLE = DECODED_ROW.index("database"), DECODED_ROW.index("table")
+
+
+def named(rows: list[tuple]) -> bool:
+    """Whether every row a fast path built names its database and table. A message without them is not the
+    plain shape: ``decode`` (the reference) takes it and names what is missing, so no fast path can put a data
+    event without table into events/ (``contract.check_event``)."""
+    for r in rows:
+        if not r[_TABLE] or not r[_DATABASE]:
+            return False
+    return True
 
 
 _NAMES = DECODED_ROW  # the field order of the row tuples (``cdc_codecs.records``); add_event builds the same
@@ -232,7 +246,7 @@ def assemble_group(fmt: str, table: pa.Table) -> pa.Table:
     fragments = [from_record(r) for r in rows]
     try:
         event = codec.assemble(_distinct_fragments(fragments))
-        check_event(fmt, event)
+        check_event(fmt, event, codec.required.table)
         # first_of_record is NULL on rows made by assembly: their records are counted by the fragment markers,
         # and the accounting tells assembled rows apart by it.
         out = [to_record(event) | _NO_DL | {"first_of_record": None}]

@@ -12,6 +12,7 @@ surrogates), plus one 10 MB line per JSON format. The same seed always gives the
 
 from __future__ import annotations
 
+import copy
 import io
 import json
 import os
@@ -39,10 +40,15 @@ class FuzzInput:
 # --------------------------------------------------------------------------------------------------- seeds
 
 def _avro_datum_message(fmt: str, path: Path) -> bytes:
+    from cdc_codecs.shared.avro import avro_dumps
+
+    return avro_dumps(*avro_datum(fmt, path))
+
+
+def avro_datum(fmt: str, path: Path) -> tuple[Any, dict]:
+    """(schema, datum) of an Avro ``*.datum.json`` fixture, as the codec writes it."""
     from fastavro._read_py import reader as avro_json_reader
     from fastavro.io.json_decoder import AvroJSONDecoder
-
-    from cdc_codecs.oms.oms_avro import avro_dumps
 
     body = json.loads(path.read_text())
     if fmt == "dts-avro":
@@ -59,7 +65,7 @@ def _avro_datum_message(fmt: str, path: Path) -> bytes:
         for side in ("beforeImages", "afterImages"):
             if isinstance(datum[side], list):
                 datum[side] = [writable(v) for v in datum[side]]
-    return avro_dumps(schema, datum)
+    return schema, datum
 
 
 def seed_messages(fmt: str) -> list[tuple[str, bytes]]:
@@ -271,3 +277,215 @@ def ten_mb(seeds: list[tuple[str, bytes]]) -> bytes:
             doc["padding"] = "p" * TEN_MB
             return jsontext.dumps(doc)
     return b'{"padding":"' + b"p" * TEN_MB + b'"}'
+
+
+# ------------------------------------------------------------------------------- structure-aware, systematic
+#
+# From each seed message, every field (the declared required ones first, then every key down to
+# ``STRUCT_DEPTH``, then a seeded sample of deeper ones) gets each of ``STRUCT_KINDS``: dropped, set to null,
+# given another JSON type, nested one level deeper (in an object, in an array), duplicated with another value,
+# set to a number beyond every range (1e400, -0, 2^64, a 40-digit decimal) or to a huge string. Avro seeds get
+# the mutations Avro can carry: a field the writer schema lacks, a union value of another branch, extreme longs
+# and huge strings. ``structural(fmt, cap)`` gives at most ``cap`` inputs, always the same for the same seed.
+
+STRUCT_DEPTH = 2
+EXTREME_NUMBERS = {"1e400": "1e400", "-0": "-0", "2^64": str(2**64), "40 digits": "1" + "0" * 39 + ".5"}
+STRUCT_KINDS = ["drop", "null", "retype", "nest in object", "nest in array", "duplicate key",
+                *[f"number {k}" for k in EXTREME_NUMBERS], "huge string"]
+
+
+@dataclass(frozen=True)
+class StructInput(FuzzInput):
+    path: tuple = ()  # the mutated field
+    kind: str = ""  # one of STRUCT_KINDS (or an Avro kind)
+    # The field is one the message's kind requires (``Codec.required``) and the mutation leaves it missing or of
+    # a type the declaration does not accept: the message must be a dead letter.
+    violates: bool = False
+
+
+_DROPPED = object()
+
+
+def _violates(need: Any, value: Any) -> bool:
+    from cdc_codecs.shared.required import json_type
+
+    if need is None:
+        return False
+    if value is _DROPPED:
+        return True
+    actual = json_type(value)
+    return not (actual in need.types or (actual == "integer" and "number" in need.types)) or \
+        (need.nonempty and not value)
+
+
+def _json_mutation(doc: Any, path: tuple, kind: str) -> tuple[Any, dict[str, bytes], Any] | None:
+    """A mutated copy of ``doc``, the raw splices its text needs and the value the field then reads as
+    (``_DROPPED``: none), or None when ``kind`` does not apply."""
+    out = copy.deepcopy(doc)
+    holder = out
+    for k in path[:-1]:
+        holder = holder[k]
+    key, current = path[-1], holder[path[-1]]
+    splices: dict[str, bytes] = {}
+    if kind == "drop":
+        if not isinstance(holder, dict):
+            return None
+        del holder[key]
+    elif kind == "null":
+        if current is None:
+            return None
+        holder[key] = None
+    elif kind == "retype":
+        holder[key] = _wrong_type(random.Random(repr(path)), current)
+    elif kind == "nest in object":
+        holder[key] = {"value": current}
+    elif kind == "nest in array":
+        holder[key] = [current]
+    elif kind == "duplicate key":  # {"k": v, "k": other}: JSON readers disagree on which one wins
+        if not isinstance(holder, dict):
+            return None
+        token = f"@@splice{len(splices)}@@"
+        other = _wrong_type(random.Random(repr(path)), current)
+        splices[token] = jsontext.dumps(current) + b"," + jsontext.dumps(key) + b":" + jsontext.dumps(other)
+        holder[key] = token
+        return out, splices, other  # the last one wins in Python's reader
+    elif kind.startswith("number "):
+        holder[key] = JsonNumber(EXTREME_NUMBERS[kind.removeprefix("number ")])
+    elif kind == "huge string":
+        holder[key] = "x" * 100_000
+    else:
+        raise ValueError(kind)
+    return out, splices, holder[key] if kind != "drop" else _DROPPED
+
+
+def _paths(doc: Any, rng: random.Random, required: list[tuple]) -> list[tuple]:
+    """Fields to mutate: the declared ones present, every key path down to STRUCT_DEPTH, then deeper ones."""
+    shallow, deep = [], []
+    for path, _, _ in _slots(doc):
+        (shallow if len(path) <= STRUCT_DEPTH else deep).append(path)
+    rng.shuffle(deep)
+    present = [p for p in required if p in set(shallow) | set(deep)]
+    return list(dict.fromkeys([*present, *shallow, *deep[:8]]))
+
+
+def _declared_paths(fmt: str, doc: Any) -> dict[tuple, Any]:
+    codec = get_codec(fmt)
+    required = codec.required
+    try:
+        subject = required.subject(doc)
+        kind = required.kind(subject) if isinstance(subject, dict) else None
+    except Exception:  # noqa: BLE001 - a seed that is malformed on purpose
+        return {}
+    enveloped = required.table.startswith("payload.")  # Debezium's paths are relative to the payload
+    prefix = ("payload",) if enveloped and isinstance(doc, dict) and "op" not in doc and "payload" in doc else ()
+    out = {}
+    for need in required.needs.get(kind, ()):
+        keys = tuple(need.path.split("."))
+        path = ((*prefix, *keys[1:]) if prefix and keys[0] == "payload" else
+                keys[1:] if enveloped and keys[0] == "payload" else keys)
+        out[path] = need
+    return out
+
+
+def structural(fmt: str, cap: int, seed: int = SEED) -> list[StructInput]:
+    """Structure-aware mutations of the seed messages of ``fmt``: every (seed, field, kind) combination when
+    ``cap`` allows, else a seeded sample of ``cap`` of them, half on the fields the messages' kinds require."""
+    if get_codec(fmt).capabilities.binary:
+        # Avro datums of the formats whose *.datum.json fixtures this reads (other binary formats: none yet)
+        return _avro_structural(fmt, cap, seed) if fmt in AVRO_DATUM_FORMATS else []
+    rng = random.Random(f"struct:{seed}:{fmt}")
+    seeds, declared_combos, other_combos = [], [], []
+    for name, raw in seed_messages(fmt):
+        try:
+            doc, _ = jsontext.loads(raw)
+        except ValueError:
+            continue
+        if not isinstance(doc, dict):
+            continue
+        declared = _declared_paths(fmt, doc)
+        seeds.append((name, doc, declared))
+        for path in _paths(doc, rng, list(declared)):
+            for kind in STRUCT_KINDS:
+                (declared_combos if path in declared else other_combos).append((len(seeds) - 1, path, kind))
+    if len(declared_combos) + len(other_combos) > cap:
+        half = min(len(declared_combos), cap // 2)
+        declared_combos = rng.sample(declared_combos, half)
+        other_combos = rng.sample(other_combos, min(len(other_combos), cap - half))
+    out: list[StructInput] = []
+    for i, path, kind in declared_combos + other_combos:
+        name, doc, declared = seeds[i]
+        mutated = _json_mutation(doc, path, kind)
+        if mutated is None:
+            continue
+        mutated_doc, splices, value = mutated
+        raw = _dumps(mutated_doc, splices).replace(b"\n", b" ").replace(b"\r", b" ")
+        out.append(StructInput(fmt, f"{kind} of {'.'.join(map(str, path))} in {name}", raw, path, kind,
+                               _violates(declared.get(path), value)))
+    return out
+
+
+AVRO_DATUM_FORMATS = ("dts-avro", "oms-avro")
+AVRO_STRUCT_KINDS = ["field missing from the writer schema", "union branch of another type", "long extremes",
+                     "huge string"]
+
+
+def _avro_seeds(fmt: str) -> list[tuple[str, Any, dict]]:
+    return [(p.name, *avro_datum(fmt, p)) for p in sorted((FIXTURES_ROOT / fmt).glob("*.datum.json"))]
+
+
+def _branch_values(branches: list) -> list[Any]:
+    """One value per branch type a union could hold (named types are left out: their shape is too specific)."""
+    sample = {"null": None, "string": "x", "long": 1 << 40, "int": 7, "boolean": True, "double": 1.5,
+              "bytes": b"\x00", "float": 0.5}
+    out = []
+    for b in branches:
+        t = b if isinstance(b, str) else b.get("type") if isinstance(b, dict) else None
+        if t in sample:
+            out.append((t, sample[t]))
+        elif t == "array":
+            out.append(("array", []))
+        elif t == "map":
+            out.append(("map", {}))
+    return out
+
+
+def _avro_structural(fmt: str, cap: int, seed: int) -> list[StructInput]:
+    import fastavro
+
+    from cdc_codecs.shared.avro import avro_dumps
+
+    out: list[StructInput] = []
+    required = get_codec(fmt).required
+    for name, schema, datum in _avro_seeds(fmt):
+        kind_needs = required.needs.get(required.kind(datum), ())
+        declared = {n.path: n for n in kind_needs}
+        for f in schema["fields"]:
+            field, ftype = f["name"], f["type"]
+            # A writer that lacks the field: the bytes are shorter than the reader's schema says.
+            writer = dict(schema, fields=[x for x in schema["fields"] if x["name"] != field])
+            buf = io.BytesIO()
+            try:
+                fastavro.schemaless_writer(buf, writer, {k: v for k, v in datum.items() if k != field})
+                out.append(StructInput(fmt, f"{AVRO_STRUCT_KINDS[0]}: {field} in {name}", buf.getvalue(),
+                                       (field,), AVRO_STRUCT_KINDS[0]))
+            except Exception:  # noqa: BLE001 - a writer schema fastavro refuses: no such archive can exist
+                pass
+            variants: list[tuple[str, Any]] = []
+            if isinstance(ftype, list):
+                variants += [(AVRO_STRUCT_KINDS[1], v) for t, v in _branch_values(ftype)
+                             if type(v) is not type(datum[field])]
+            if ftype == "long" or (isinstance(ftype, list) and "long" in ftype):
+                variants += [(AVRO_STRUCT_KINDS[2], v) for v in (2**63 - 1, -(2**63), 0, -1)]
+            if ftype == "string" or (isinstance(ftype, list) and "string" in ftype):
+                variants.append((AVRO_STRUCT_KINDS[3], "x" * 100_000))
+            for kind, value in variants:
+                try:
+                    raw = avro_dumps(schema, {**datum, field: value})
+                except Exception:  # noqa: BLE001 - not writable under this schema
+                    continue
+                out.append(StructInput(fmt, f"{kind}: {field}={str(value)[:20]!r} in {name}", raw, (field,), kind,
+                                       _violates(declared.get(field), value)))
+    rng = random.Random(f"struct:{seed}:{fmt}")
+    if len(out) > cap:
+        out = rng.sample(out, cap)
+    return out

@@ -79,7 +79,7 @@ def test_canal_row_fixes_equal_the_generic_derivation(raw):
 
 
 def test_canal_reencode_of_deviating_metadata_is_exact():
-    raw = (b'{"data":[{"id":"1"}],"database":null,"es":"1700000000000","id":-0,"isDdl":false,"mysqlType":'
+    raw = (b'{"data":[{"id":"1"}],"database":"d","es":"1700000000000","id":-0,"isDdl":false,"mysqlType":'
            b'{"id":""},"old":null,"pkNames":[],"sql":"","sqlType":{"id":"4"},"table":"t","ts":1.0,"type":"INSERT",'
            b'"x":18446744073709551616}')
     [msg] = CANAL.encode(CANAL.decode(raw, Position("t")))

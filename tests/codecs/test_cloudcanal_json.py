@@ -102,7 +102,8 @@ def test_not_json_and_bad_cell():
     with pytest.raises(DecodeError) as info:
         CODEC.decode(b'{"action":', Position("x", offset=1))
     assert info.value.field == "$"
-    bad = b'{"action":"INSERT","data":[{"a":"1"},{"a":true,"b":[1]},{"a":1.5,"c":{"x":1}}],"isDdl":false}'
+    bad = (b'{"action":"INSERT","data":[{"a":"1"},{"a":true,"b":[1]},{"a":1.5,"c":{"x":1}}],"isDdl":false,'
+           b'"db":"d","table":"t","execTs":1}')  # a row message names its table (required)
     events = CODEC.decode(bad, Position("x"))
     assert [e.after["a"] for e in events] == ["1", "true", "1.5"]
 

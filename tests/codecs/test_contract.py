@@ -37,6 +37,12 @@ def event(**kw) -> Event:
     ({"database": "shop\nx"}, "database"),
     ({"schema": "s" * 300}, "schema"),
     ({"table": b"orders"}, "table"),
+    # names merge cannot make a state directory of (a ':' failed the whole merge: Hadoop reads it as a scheme)
+    ({"table": "{'value': 'customers'}"}, "table"),
+    ({"database": "a/b"}, "database"),
+    # a data event belongs to a table
+    ({"table": None}, "table"),
+    ({"table": ""}, "table"),
 ])
 def test_values_that_do_not_fit_the_event_record_are_decode_errors(changes, field):
     with pytest.raises(DecodeError) as exc:
@@ -106,3 +112,22 @@ def test_avro_int_beyond_32_bits_is_a_decode_error():
     with pytest.raises(DecodeError) as exc:
         get_codec("dts-avro").decode(bad, POS)
     assert "version" in str(exc.value) and "32 bits" in str(exc.value) and exc.value.vendor == "dts-avro"
+
+
+def test_a_debezium_name_that_is_not_text_is_named():
+    """Found by the structure-aware fuzzer: source.table nested in an object became the table name
+    "{'value': 'customers'}" and failed the merge."""
+    msg = {"op": "c", "after": {"id": 1}, "source": {"db": "d", "table": {"value": "customers"}}, "ts_ms": 1}
+    with pytest.raises(DecodeError) as exc:
+        get_codec("debezium-json").decode(json.dumps(msg).encode(), POS)
+    assert exc.value.field == "payload.source.table"
+
+
+def test_a_declared_type_that_is_not_text_is_named():
+    """Found by the codec fuzz sweep (seed 2): a Debezium schema parameter __debezium.source.column.type nested in
+    an array became a column's declared type, and the event could not be stored."""
+    from cdc_codecs.event import Column
+
+    with pytest.raises(DecodeError) as exc:
+        check_event("debezium-json", event(columns=(Column("c_text", ["text"], 12),)))
+    assert exc.value.field == "columns.c_text.type_name"

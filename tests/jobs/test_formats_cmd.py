@@ -22,3 +22,13 @@ def test_every_registered_format_loads_and_is_listed(capsys):
 def test_readme_carries_the_same_table():
     assert markdown_table(capability_rows()) in README.read_text(), \
         "README's format table is stale: paste the output of `cdc-replay formats`"
+
+
+def test_formats_shows_the_required_fields(capsys):
+    assert cli.main(["formats"]) == 0
+    out = capsys.readouterr().out
+    assert "Required fields" in out
+    assert "| `canal-json` | INSERT | `table: non-empty string`; `database: non-empty string`" in out
+    assert "| `dts-avro` | DELETE | `objectName: non-empty string`; `beforeImages: array` |" in out
+    for name in FORMATS:
+        assert f"| `{name}` | " in out.split("Required fields")[1], f"{name} shows no required fields"

@@ -58,9 +58,15 @@ def carried_ddl(fmt):
     return tuple(k for k in DDL_KINDS if caps.carries(Op.TRUNCATE if k == "truncate" else Op.DDL))
 
 
-@pytest.mark.parametrize("fmt", ["oms-default", "dts-avro", "maxwell-json", "ogg-json"])
-def test_workload_in_vendor_format_merges_day_by_day_to_the_source_state(spark, fmt, tmp_path):
-    seed = int(os.environ.get("CDC_REPLAY_TEST_SEED") or random.SystemRandom().randrange(2**32))
+# Seeds that once failed, kept as fixed cases (a randomized test failing for some seed is a defect found):
+# 450468937: a truncated full-sync row of the key-less shop.log came back when re-sent on a later day.
+FIXED_SEEDS = [("dts-avro", 450468937)]
+
+
+@pytest.mark.parametrize("fmt,fixed_seed", [(f, None) for f in ("oms-default", "dts-avro", "maxwell-json",
+                                                                "ogg-json")] + FIXED_SEEDS)
+def test_workload_in_vendor_format_merges_day_by_day_to_the_source_state(spark, fmt, fixed_seed, tmp_path):
+    seed = fixed_seed or int(os.environ.get("CDC_REPLAY_TEST_SEED") or random.SystemRandom().randrange(2**32))
     w = generate(seed, n_changes=250, ddl=carried_ddl(fmt))
     base = None
     for d, events in enumerate(w.days):

@@ -142,12 +142,16 @@ public final class CanalJsonPlain implements PlainDecoder {
         if (s.length() > MAX_NAME) return false;
         for (int i = 0; i < s.length(); i++) {
             char c = s.charAt(i);
-            if (c < 0x20 || c > 0x7e) throw BAIL;  // isprintable() beyond ASCII: Python decides
+            if (c < 0x20 || c > 0x7e || c == '/' || c == ':') throw BAIL;  // isprintable() beyond ASCII: Python decides
         }
         return true;
     }
 
     @SuppressWarnings("unchecked")
+    private static boolean named(Object name) {
+        return name instanceof String && !((String) name).isEmpty();
+    }
+
     private static boolean plainRow(Object row) {
         if (!(row instanceof LinkedHashMap)) return false;
         for (Object v : ((Map<String, Object>) row).values()) {
@@ -176,7 +180,9 @@ public final class CanalJsonPlain implements PlainDecoder {
         Object isDdl = none(msg.get("isDdl"));
         if (isDdl != null && isDdl != Boolean.FALSE) throw BAIL;
         Object database = none(msg.get("database")), table = none(msg.get("table")), es = none(msg.get("es"));
-        if (!(nameFits(database) && nameFits(table) && es instanceof Long)) throw BAIL;
+        // A row message without its names is not the plain shape: decode names the missing field (required.py).
+        if (!(named(database) && named(table) && nameFits(database) && nameFits(table) && es instanceof Long))
+            throw BAIL;
         Object pkObj = none(msg.get("pkNames"));
         List<String> pk = new ArrayList<>();
         if (pkObj != null) {
@@ -529,7 +535,7 @@ public final class CanalJsonPlain implements PlainDecoder {
             if (typeName != null && !typeName.isEmpty()) {
                 for (int i = 0; i < typeName.length(); i++) {
                     char c = typeName.charAt(i);
-                    if (c < 0x20 || c > 0x7e) throw BAIL;
+                    if (c < 0x20 || c > 0x7e || c == '/' || c == ':') throw BAIL;
                 }
                 String t = typeName.strip().toLowerCase(java.util.Locale.ROOT);
                 if (t.contains("unsigned") && UNSIGNED_INT.matcher(t).find()) return "int";

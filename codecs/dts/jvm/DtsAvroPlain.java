@@ -327,7 +327,7 @@ public class DtsAvroPlain implements RecordDecoder {
         if (s.length() > MAX_NAME) throw BAIL;
         for (int i = 0; i < s.length(); i++) {
             char ch = s.charAt(i);
-            if (ch < 0x20 || ch > 0x7e) throw BAIL;
+            if (ch < 0x20 || ch > 0x7e || ch == '/' || ch == ':') throw BAIL;
         }
     }
 
@@ -361,6 +361,7 @@ public class DtsAvroPlain implements RecordDecoder {
         int dot = name.indexOf('.');
         if (dot < 0 || name.indexOf('.', dot + 1) >= 0 || name.contains("\\u002E")) return null;
         String database = name.substring(0, dot), table = name.substring(dot + 1);
+        if (table.isEmpty()) return null;  // a row event needs its table: decode names it (contract.py)
         nameFits(database);
         nameFits(table);
         long stamp;
@@ -375,6 +376,9 @@ public class DtsAvroPlain implements RecordDecoder {
         for (long number : r.numbers) if (!int32(number)) return null;
         Item[] before = r.beforeBranch == 2 ? r.before : null, after = r.afterBranch == 2 ? r.after : null;
         if (r.beforeBranch == 1 || r.afterBranch == 1) return null;  // an image as text: not a list
+        // The images the operation implies (dts_avro.REQUIRED): without them decode names the missing one.
+        if ((after == null && !op.equals("DELETE")) || (before == null && (op.equals("DELETE") || op.equals("UPDATE"))))
+            return null;
         if ((before != null && before.length != n) || (after != null && after.length != n)) return null;
         String info = r.tags.get("pk_uk_info");
         List<String> pk = info == null || info.isEmpty() ? Collections.emptyList() : keyColumns(info);

@@ -95,15 +95,10 @@ class _Group:
 
     def _ddl(self, a: DdlAction, d: DdlEvent) -> None:
         exists = self.count > 0 if self.rowhash else self.row is not None
-        if not exists:
-            return
         if a.kind == "truncate":
-            rank, seq, src, part, off, idx = d.order
-            meta = ("TRUNCATE", rank, list(seq), src, part, off, idx, d.event_time_ms, None, d.hash)
-            if self.history:
-                for dup in range(self.count if self.rowhash else 1):
-                    self.out.add("version", self.table, self.key, dup, None, True, meta)
-            self.row, self.count = None, 0
+            self._truncate(d, exists)
+            return
+        if not exists:
             return
         row = self.row
         if a.kind == "add":
@@ -113,6 +108,21 @@ class _Group:
             _drop(row, a.column)
         elif a.kind == "rename" and a.new_name:
             _rename(row, a.column, a.new_name)
+
+    def _truncate(self, d: DdlEvent, exists: bool) -> None:
+        if self.meta is None:
+            return  # no row and no tombstone of this key before the truncate: nothing to record
+        rank, seq, src, part, off, idx = d.order
+        meta = ("TRUNCATE", rank, list(seq), src, part, off, idx, d.event_time_ms, None, d.hash)
+        if exists and self.history:
+            for dup in range(self.count if self.rowhash else 1):
+                self.out.add("version", self.table, self.key, dup, None, True, meta)
+        self.row, self.count = None, 0
+        # The truncate is the key's last change: its tombstone records the truncate's order, so that in a later
+        # --base run an event ordered before it (a full-sync row re-sent elsewhere, a late change) is already
+        # part of the base, as in one merge of everything. With the last data event's order instead, a
+        # sequence-less full-sync row of a key-less table re-sent the next day came back after the truncate.
+        self.meta = meta
 
     # -- events -------------------------------------------------------------------------------------------
     def feed(self, r: dict) -> None:
