@@ -71,6 +71,9 @@ def server_properties(port: int, sasl_port: int, controller_port: int, log_dir: 
         "transaction.state.log.replication.factor": "1",
         "transaction.state.log.min.isr": "1",
         "transaction.state.log.num.partitions": "1",
+        # The tests' records carry source event times (2024): time-based retention (7 days by default, checked
+        # every 5 minutes) would delete them from under a replay in a long session.
+        "log.retention.ms": "-1",
         "group.initial.rebalance.delay.ms": "0",
         "num.network.threads": "2",
         "num.io.threads": "2",

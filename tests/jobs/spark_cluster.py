@@ -1,7 +1,7 @@
 """A Spark standalone cluster for the tests: a master and one worker, each its own JVM on 127.0.0.1, started with
-``spark-class`` from the installed PySpark. As root (CI) the worker runs in a mount namespace of its own with an
-empty /tmp, so its executors cannot see the driver's temporary files (pytest's tmp_path, a scratch folder): a job
-that hands executors a driver-local path fails here as it would on a real cluster."""
+``spark-class`` from the installed PySpark. As root (CI) the worker runs in a mount namespace of its own where the
+driver's temporary folders (pytest's base temp, holding every tmp_path) are empty, so its executors cannot see the
+driver's files: a job that hands executors a driver-local path fails here as it would on a real cluster."""
 
 from __future__ import annotations
 
@@ -70,7 +70,9 @@ def _registered_workers(web_port: int) -> int:
         return sum(1 for w in json.load(r).get("workers", []) if w.get("state") == "ALIVE")
 
 
-def start_cluster(log_dir: Path, cores: int = 2, memory: str = "2g", timeout_s: float = 90.0) -> Cluster:
+def start_cluster(log_dir: Path, hide: list[Path], cores: int = 2, memory: str = "2g",
+                  timeout_s: float = 90.0) -> Cluster:
+    """``hide``: the driver's temporary folders (pytest's base temp), each an empty tmpfs in the worker's view."""
     spark_class = str(SPARK_HOME / "bin" / "spark-class")
     port, web = _free_port(), _free_port()
     master_url = f"spark://127.0.0.1:{port}"
@@ -88,10 +90,11 @@ def start_cluster(log_dir: Path, cores: int = 2, memory: str = "2g", timeout_s: 
                       "--port", str(port), "--webui-port", str(web)])
     worker = [spark_class, "org.apache.spark.deploy.worker.Worker", master_url, "--host", "127.0.0.1",
               "--cores", str(cores), "--memory", memory, "--webui-port", str(_free_port()),
-              "--work-dir", "/tmp/spark-worker"]
+              "--work-dir", str(log_dir / "work")]
     if isolated:
-        worker = ["unshare", "--mount", "--propagation", "private", "sh", "-c",
-                  'mount -t tmpfs tmpfs /tmp && exec "$@"', "worker", *worker]
+        mounts = " && ".join(f"mount -t tmpfs tmpfs '{d}'" for d in hide)
+        worker = ["unshare", "--mount", "--propagation", "private", "sh", "-c", f'{mounts} && exec "$@"', "worker",
+                  *worker]
     launch("worker", worker)
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:

@@ -25,7 +25,9 @@ pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("spark-cluster")]
 def cluster(s3, tmp_path_factory):
     # Started after the S3 server: the worker's environment holds its AWS_* variables, as a real cluster's
     # machines hold theirs (spark-env.sh, an instance role); executors inherit the worker's, not the driver's.
-    c = start_cluster(tmp_path_factory.mktemp("spark-cluster"))
+    base = tmp_path_factory.getbasetemp()
+    c = start_cluster(tmp_path_factory.mktemp("spark-cluster"), hide=[base.parent if base.name.startswith("popen-gw")
+                                                                     else base])
     if in_ci() and not c.isolated:
         c.stop()
         pytest.fail("CI runs as root: the worker must get a /tmp of its own (unshare --mount failed)")
