@@ -15,6 +15,8 @@ from pathlib import Path
 
 from cdc_jobs import jvm
 
+from processes import stop  # beside this file
+
 
 def _free_port() -> int:
     with socket.socket() as s:
@@ -34,12 +36,7 @@ class Hdfs:
         return f"hdfs://127.0.0.1:{self.port}"
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop(self.process)
 
 
 def _setting(conf_xml: Path, name: str) -> str:

@@ -21,6 +21,8 @@ from typing import Iterable, Optional, Sequence
 from kafka import KafkaProducer
 from kafka.admin import KafkaAdminClient
 
+from processes import stop  # beside this file
+
 # A second listener asks for SASL/PLAIN with this user (a test account, not a secret): the client security settings
 # of a config file or an Airflow connection meet a real broker check.
 SASL_USER, SASL_PASSWORD = "cdc-svc", "test-only-password"
@@ -141,12 +143,7 @@ class Broker:
             return ""
 
     def stop(self) -> None:
-        self.process.terminate()
-        try:
-            self.process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            self.process.kill()
-            self.process.wait()
+        stop(self.process)
         shutil.rmtree(self.home, ignore_errors=True)
 
 

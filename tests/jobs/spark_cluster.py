@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pyspark
 
+from processes import stop  # beside this file
+
 SPARK_HOME = Path(pyspark.__file__).resolve().parent
 
 
@@ -46,14 +48,8 @@ class Cluster:
         return "\n".join(f"--- {p.name}\n{p.read_text(errors='replace')[-n:]}" for p in self.logs if p.exists())
 
     def stop(self) -> None:
-        for p in reversed(self.processes):
-            p.terminate()
-        for p in self.processes:
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
+        for p in reversed(self.processes):  # the worker before the master
+            stop(p)
 
 
 def _env() -> dict[str, str]:
