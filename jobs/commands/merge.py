@@ -15,7 +15,8 @@ State directory layout (STATE):
                              ``_cdc_valid_to_event_time_ms``, ``_cdc_is_current``, ``_cdc_op``). Versions of
                              a ``--base`` written with ``--history`` are carried on; without it history starts
                              at this run (and a run without ``--history`` drops it).
-  STATE/_canonical/          the exact state as canonical text (``cdc_jobs.transforms.merge.canonical``), partitioned
+  STATE/_canonical/          the exact state as canonical text (``cdc_jobs.transforms.merge.canonical``), a Delta
+                             table (Parquet files with ``--state-format parquet``) partitioned
                              by ``kind`` (state | version) and ``table_name``: rows, tombstones of deleted keys
                              and the last applied event per key. It is what ``--base`` reads, so typing never
                              loses a value between days.
@@ -119,12 +120,9 @@ def read_base(spark: SparkSession, base: str) -> tuple[dict, DataFrame]:
 
 
 def read_canonical(spark: SparkSession, directory: Path) -> DataFrame:
-    """The canonical copy. Spark skips paths whose name starts with '_' when listing, so the partition
-    directories are named explicitly (with basePath, so ``kind`` and ``table_name`` come from the paths)."""
-    parts = sorted(str(p) for p in directory.glob("kind=*") if p.is_dir())
-    if not parts:
-        return spark.createDataFrame([], mt.CANONICAL_SPARK)
-    return spark.read.option("basePath", str(directory)).schema(mt.CANONICAL_SPARK).parquet(*parts)
+    """The canonical copy: a Delta table partitioned by ``kind`` and ``table_name`` (plain Parquet in a
+    ``--state-format parquet`` state)."""
+    return delta_tables.read_partitioned(spark, directory, mt.CANONICAL_SPARK)
 
 
 # ---------------------------------------------------------------------------------------------------------------
@@ -464,9 +462,11 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
         canonical = canonical.unionByName(base_canonical.filter(F.col("kind") == "version")
                                           .select(*mt.CANONICAL_ARROW.names))
     canonical_dir = out / CANONICAL
-    (canonical.sortWithinPartitions("kind", "table_name", "_key", "_dup", *mt.ORDER_FIELDS)
-     .write.partitionBy("kind", "table_name").parquet(str(canonical_dir)))
-    _finish_files(canonical_dir)
+    delta_tables.write_partitioned(
+        canonical.sortWithinPartitions("kind", "table_name", "_key", "_dup", *mt.ORDER_FIELDS),
+        canonical_dir, state_format, ["kind", "table_name"], commit)
+    if state_format == "parquet":
+        _finish_files(canonical_dir)
 
     stored = read_canonical(spark, canonical_dir)
     stats = table_stats(stored)

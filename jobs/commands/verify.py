@@ -21,6 +21,7 @@ from pyspark.sql import functions as F
 from cdc_jobs.transforms import dead_letters as dl
 from cdc_jobs.transforms import verify_counts as vc
 from cdc_jobs.transforms.dead_letters import Budget
+from cdc_jobs.transforms.merge.canonical import CANONICAL_SPARK
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import delta_tables, storage
 from cdc_jobs.io.atomic import check_spark_reaches, committed_location, resolve_output
@@ -121,10 +122,10 @@ def base_keys(spark: SparkSession, base: Path, pks: dict[str, list[str]]) -> Opt
     """(table_name, key) of the live rows of the --base state, keyed exactly like the events: from merge's
     canonical text copy (``_canonical/``, kind=state, not deleted), so no typing stands between the two."""
     canonical = base / "_canonical"
-    if not _has_parquet(canonical):
+    if not delta_tables.has_table(canonical):
         return None
     info = state_info(base)
-    rows = (spark.read.parquet(str(canonical))
+    rows = (delta_tables.read_partitioned(spark, canonical, CANONICAL_SPARK)
             .where((F.col("kind") == "state") & ~F.coalesce(F.col("deleted"), F.lit(False)))
             .select("table_name", "image"))
     names = sorted({*(info.get("tables") or {}), *pks})

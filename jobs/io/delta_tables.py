@@ -48,6 +48,31 @@ def read_table(spark: SparkSession, directory: Path, version: Optional[int] = No
     return spark.read.parquet(str(directory))
 
 
+def read_partitioned(spark: SparkSession, directory: Path, schema) -> DataFrame:
+    """A partitioned table merge keeps for itself (the canonical copy): through Delta when it is one; as plain
+    Parquet otherwise, naming the partition directories (Spark skips paths starting with '_' when listing, and
+    ``basePath`` keeps the partition columns). Missing or empty: no rows."""
+    if is_delta(directory):
+        return spark.read.format("delta").load(str(directory)).select(*schema.fieldNames())
+    parts = sorted(str(p) for p in directory.glob("*=*") if p.is_dir())
+    if not parts:
+        return spark.createDataFrame([], schema)
+    return spark.read.option("basePath", str(directory)).schema(schema).parquet(*parts)
+
+
+def write_partitioned(df: DataFrame, directory: Path, state_format: str, partition_by: list[str],
+                      metadata: Optional[dict] = None) -> None:
+    """The partitioned twin of ``write_table`` (one Delta version, or plain Parquet files)."""
+    writer = df.write.partitionBy(*partition_by)
+    if state_format == "parquet":
+        writer.parquet(str(directory))
+        return
+    writer = writer.format("delta").mode("overwrite")
+    if metadata is not None:
+        writer = writer.option("userMetadata", commit_metadata(metadata))
+    writer.save(str(directory))
+
+
 def write_table(df: DataFrame, directory: Path, state_format: str, metadata: Optional[dict] = None) -> None:
     """Write ``df`` as the table at ``directory``: a new Delta version (schema replaced: DDL is Delta's schema
     evolution by overwrite, earlier versions keep their schema) or plain Parquet files."""
