@@ -131,6 +131,7 @@ def plan_kafka(url: str | KafkaUrl, since_ms: Optional[int], until_ms: Optional[
     read_from = None if since_ms is None else since_ms - lookback_ms
     read_until = None if until_ms is None else until_ms + lookahead_ms
     offsets = checkpoint_offsets(checkpoint)
+    spark_source_options(client_config)  # settings the reader cannot honour fail before the brokers are asked
     states = fetch_states(kurl, client_config, read_from, read_until)
     ranges = plan_ranges(states, has_since=read_from is not None, has_until=read_until is not None,
                          checkpoint=offsets)
