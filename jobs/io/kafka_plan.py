@@ -1,16 +1,16 @@
 """Which offsets a Kafka replay reads: a pure function of what the brokers answered at planning time.
 
 Per partition the driver asks once for the beginning and end offsets and for ``offsets_for_times`` at the two
-window edges; this module turns those answers into half-open offset ranges ``[start, end)`` and splits them into
-bounded Spark partitions. Because the end is fixed at planning time, re-running a plan reads exactly the same
-records even while producers keep appending. Kept free of kafka-python and Spark so that real-Kafka answers
+window edges; this module turns those answers into half-open offset ranges ``[start, end)``, which Spark's Kafka
+source then reads (``kafka_source``). Because the end is fixed at planning time, re-running a plan reads exactly
+the same records even while producers keep appending. Kept free of kafka-python and Spark so that real-Kafka answers
 (``None`` for "no record at or after that time", timestamp indexes) are tested without a broker.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping, Optional, Sequence
+from typing import Any, Iterable, Mapping, Optional
 
 from cdc_jobs.errors import UsageError
 
@@ -43,23 +43,6 @@ class OffsetRange:
     @property
     def size(self) -> int:
         return max(0, self.end - self.start)
-
-
-@dataclass(frozen=True)
-class Split:
-    """One Spark partition: at most ``max_records_per_split`` offsets of one Kafka partition."""
-
-    topic: str
-    partition: int
-    start: int
-    end: int
-
-    def as_dict(self) -> dict[str, Any]:
-        return {"topic": self.topic, "partition": self.partition, "start": self.start, "end": self.end}
-
-    @staticmethod
-    def from_dict(d: Mapping[str, Any]) -> "Split":
-        return Split(str(d["topic"]), int(d["partition"]), int(d["start"]), int(d["end"]))
 
 
 def offset_answer(offset: Optional[int], timestamp: Optional[int], query_ms: int) -> Optional[int]:
@@ -139,15 +122,3 @@ def plan_ranges(states: Iterable[PartitionState], *, has_since: bool, has_until:
             end = min(s.until_answer, s.end)
         out.append(OffsetRange(s.topic, s.partition, start, max(start, end)))
     return out
-
-
-def split_ranges(ranges: Sequence[OffsetRange], max_records_per_split: int) -> list[Split]:
-    """Cut each range into pieces of at most ``max_records_per_split`` offsets (so at most that many records,
-    fewer where compaction left gaps). Empty ranges give no split."""
-    if max_records_per_split < 1:
-        raise UsageError(f"--max-records-per-split must be at least 1, got {max_records_per_split}")
-    splits: list[Split] = []
-    for r in ranges:
-        for start in range(r.start, r.end, max_records_per_split):
-            splits.append(Split(r.topic, r.partition, start, min(start + max_records_per_split, r.end)))
-    return splits

@@ -1,10 +1,11 @@
-"""Kafka topics as a bounded Spark source: planned on the driver, read in the executors with kafka-python.
+"""Kafka topics as a bounded Spark source: planned on the driver, read by Spark's own Kafka source.
 
-The driver asks the brokers once for offsets (``kafka_plan``) and fixes every partition's end, so a replay reads
-the same records however often it runs. Each Spark partition is one offset range of one Kafka partition, read by
-a Python Data Source (``pyspark.sql.datasource``) that assigns, seeks and polls until the planned end offset, and
-yields RAW Arrow batches. Reading stops at the end *offset*, never after a count, so compacted gaps and
-transaction markers cannot make it read past the plan.
+The driver asks the brokers once for offsets (``kafka_plan``: the window's edges by timestamp, widened by the
+lookback, or a checkpoint's next offsets) and fixes every partition's end, so a replay reads the same records
+however often it runs. Spark's Kafka source (spark-sql-kafka-0-10: the Java consumer in the executors) then reads
+exactly those offset ranges, ``read_committed``, cut into bounded Spark partitions; the rows keep their positions
+(topic, partition, offset, timestamp, key, headers). With a format they are decoded by the same Arrow path as
+archived files (``cdc_jobs.transforms.decode``).
 
 Tombstones (records with a null value) are passed on as rows with ``value`` null: they are not CDC messages,
 and the replay counts them as ``tombstones`` (``is_tombstone()``) instead of dropping them silently.
@@ -14,29 +15,21 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from dataclasses import dataclass, field
-from typing import Any, Iterator, Mapping, Optional
+from typing import Any, Iterable, Iterator, Mapping, Optional
 
 import pyarrow as pa
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
 
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import codec_env
 from cdc_jobs.io.kafka_config import KafkaUrl, describe, for_consumer, parse_kafka_url
-from cdc_jobs.io.kafka_plan import (OffsetRange, PartitionState, Split, checkpoint_offsets, offset_answer, plan_ranges,
-                         split_ranges)
-from cdc_jobs.schemas import DECODED_SPARK, RAW_ARROW, RAW_SPARK
+from cdc_jobs.io.kafka_java import spark_source_options
+from cdc_jobs.io.kafka_plan import OffsetRange, PartitionState, checkpoint_offsets, offset_answer, plan_ranges
+from cdc_jobs.schemas import DECODED_SPARK, RAW_SPARK
 
 log = logging.getLogger(__name__)
-
-BATCH_ROWS = 8192
-POLL_TIMEOUT_MS = 1000
-# A split whose position does not move for this long fails instead of hanging the job.
-STALL_TIMEOUT_S = 120.0
-
 
 
 def is_tombstone() -> Column:
@@ -138,6 +131,7 @@ def plan_kafka(url: str | KafkaUrl, since_ms: Optional[int], until_ms: Optional[
     read_from = None if since_ms is None else since_ms - lookback_ms
     read_until = None if until_ms is None else until_ms + lookahead_ms
     offsets = checkpoint_offsets(checkpoint)
+    spark_source_options(client_config)  # settings the reader cannot honour fail before the brokers are asked
     states = fetch_states(kurl, client_config, read_from, read_until)
     ranges = plan_ranges(states, has_since=read_from is not None, has_until=read_until is not None,
                          checkpoint=offsets)
@@ -147,147 +141,70 @@ def plan_kafka(url: str | KafkaUrl, since_ms: Optional[int], until_ms: Optional[
 
 
 # ---------------------------------------------------------------------------------------------------------
-# Reading (executors)
+# Reading (Spark's Kafka source, in the executors' JVMs)
 
-class _Columns:
-    def __init__(self) -> None:
-        self.cols: dict[str, list] = {name: [] for name in RAW_ARROW.names}
-
-    def add(self, record) -> None:
-        c = self.cols
-        c["pos_source"].append(record.topic)
-        c["pos_partition"].append(record.partition)
-        c["pos_offset"].append(record.offset)
-        c["pos_timestamp_ms"].append(record.timestamp if record.timestamp is not None and record.timestamp >= 0
-                                     else None)
-        c["pos_key"].append(record.key)
-        c["pos_headers"].append([{"key": k, "value": v} for k, v in (record.headers or ())])
-        c["value"].append(record.value)
-
-    def __len__(self) -> int:
-        return len(self.cols["pos_offset"])
-
-    def take(self) -> dict[str, list]:
-        cols, self.cols = self.cols, {name: [] for name in RAW_ARROW.names}
-        return cols
+def _offsets_json(ranges: Iterable[OffsetRange], edge: str) -> str:
+    out: dict[str, dict[str, int]] = {}
+    for r in ranges:
+        out.setdefault(r.topic, {})[str(r.partition)] = getattr(r, edge)
+    return json.dumps(out)
 
 
-def read_split(split: Split, bootstrap: tuple[str, ...], client_config: Mapping[str, Any],
-               stall_timeout_s: float = STALL_TIMEOUT_S) -> Iterator[pa.RecordBatch]:
-    """Every record with ``split.start <= offset < split.end``, in offset order, as RAW batches."""
-    for cols in split_columns(split, bootstrap, client_config, stall_timeout_s):
-        yield pa.RecordBatch.from_pydict(cols, schema=RAW_ARROW)
-
-
-def split_columns(split: Split, bootstrap: tuple[str, ...], client_config: Mapping[str, Any],
-                  stall_timeout_s: float = STALL_TIMEOUT_S) -> Iterator[dict[str, list]]:
-    """``read_split`` as RAW columns (one Python list per field), for a reader that decodes them itself."""
-    from kafka import TopicPartition
-    from kafka.errors import OffsetOutOfRangeError
-
-    where = f"Kafka {split.topic} partition {split.partition}"
-    consumer = _consumer(bootstrap, client_config)
-    tp = TopicPartition(split.topic, split.partition)
-    out = _Columns()
-    try:
-        consumer.assign([tp])
-        consumer.seek(tp, split.start)
-        last_progress, last_position = time.monotonic(), split.start
-        while True:
-            try:
-                records = consumer.poll(timeout_ms=POLL_TIMEOUT_MS).get(tp, [])
-            except OffsetOutOfRangeError:
-                raise KafkaReadError(
-                    f"{where}: offset {last_position} is no longer available (deleted by retention after the "
-                    f"plan was made); the planned range {split.start}..{split.end - 1} cannot be read "
-                    f"completely") from None
-            done = False
-            for record in records:
-                if record.offset >= split.end:
-                    done = True
-                    break
-                if record.offset >= split.start:
-                    out.add(record)
-                    if len(out) >= BATCH_ROWS:
-                        yield out.take()
-            # The position passes compacted-away offsets and transaction markers too, so this ends a range
-            # whose last offsets hold no record.
-            position = consumer.position(tp)
-            if done or position >= split.end:
-                break
-            if position != last_position or records:
-                last_progress, last_position = time.monotonic(), position
-            elif time.monotonic() - last_progress > stall_timeout_s:
-                raise KafkaReadError(f"{where}: no progress at offset {position} for {stall_timeout_s:.0f}s "
-                                     f"before the planned end {split.end}")
-        if len(out):
-            yield out.take()
-    finally:
-        consumer.close()
-
-
-class _SplitPartition(InputPartition):
-    def __init__(self, split: dict):
-        super().__init__(split)
-        self.split = split
-
-
-class _KafkaReader(DataSourceReader):
-    def __init__(self, options: Mapping[str, str]):
-        plan = json.loads(options["plan"])
-        self.bootstrap = tuple(plan["bootstrap"])
-        self.splits = plan["splits"]
-        self.client_config = json.loads(options.get("client_settings_secret") or "{}")
-        self.fmt = options.get("format") or None
-        self.codec_env = options.get(codec_env.OPTION)
-
-    def partitions(self):
-        return [_SplitPartition(s) for s in self.splits]
-
-    def read(self, partition):
-        codec_env.apply(self.codec_env)
-        split = Split.from_dict(partition.split)
-        if self.fmt is None:
-            yield from read_split(split, self.bootstrap, self.client_config)
-            return
-        # Read and decode in one Python step: the message bytes do not travel to the JVM and back first.
-        from cdc_jobs.transforms.decode import decode_columns
-
-        yield from decode_columns(self.fmt, split_columns(split, self.bootstrap, self.client_config))
-
-
-class KafkaRanges(DataSource):
-    """``spark.read.format("cdc_kafka")``: option ``plan`` = {"bootstrap": [...], "splits": [...]}. The client
-    settings travel in an option whose name Spark's default ``spark.redaction.regex`` (secret|password|token)
-    redacts from plans and logs. With option ``format`` the rows are DECODED (``cdc_jobs.transforms.decode``)."""
-
-    @classmethod
-    def name(cls) -> str:
-        return "cdc_kafka"
-
-    def schema(self):
-        return DECODED_SPARK if self.options.get("format") else RAW_SPARK
-
-    def reader(self, schema):
-        return _KafkaReader(self.options)
+def raw_frame(spark: SparkSession, plan: KafkaPlan, max_records_per_split: int,
+              client_config: Mapping[str, Any]) -> DataFrame:
+    """RAW rows of the planned ranges, read by Spark's Kafka source: exactly the offsets ``[start, end)`` of
+    each range (``startingOffsets``/``endingOffsets``), each range cut into Spark partitions of at most
+    ``max_records_per_split`` offsets (``maxRecordsPerPartition``)."""
+    if max_records_per_split < 1:
+        raise UsageError(f"--max-records-per-split must be at least 1, got {max_records_per_split}")
+    ranges = [r for r in plan.ranges if r.size > 0]
+    if not ranges:  # nothing in the window: an empty frame of the right shape
+        return spark.createDataFrame([], RAW_SPARK)
+    assign: dict[str, list[int]] = {}
+    for r in ranges:
+        assign.setdefault(r.topic, []).append(r.partition)
+    source = (spark.read.format("kafka")
+              .option("kafka.bootstrap.servers", ",".join(plan.bootstrap))
+              .option("assign", json.dumps(assign))
+              .option("startingOffsets", _offsets_json(ranges, "start"))
+              .option("endingOffsets", _offsets_json(ranges, "end"))
+              .option("maxRecordsPerPartition", str(max_records_per_split))
+              .option("includeHeaders", "true")
+              # An offset of the plan that retention deleted meanwhile is an error, never a silent gap; offsets
+              # that hold no visible record (compaction, transaction markers, aborted records) are skipped.
+              .option("failOnDataLoss", "true")
+              # The client settings (SASL/SSL) as kafka.* options. Spark's plan strings show the relation as
+              # KafkaRelation(strategy, start, end) without options; the Java client logs the Password-typed ones
+              # (sasl.jaas.config, ssl.keystore.key, ssl.key.password) as [hidden].
+              .options(**spark_source_options(client_config))
+              .load())
+    millis = F.unix_millis(F.col("timestamp"))
+    return source.select(
+        F.col("topic").alias("pos_source"), F.col("partition").alias("pos_partition"),
+        F.col("offset").alias("pos_offset"),
+        F.when(millis >= 0, millis).alias("pos_timestamp_ms"),  # -1: a record without a timestamp
+        F.col("key").alias("pos_key"),
+        F.when(F.col("headers").isNotNull(), F.col("headers")).otherwise(F.array()).alias("pos_headers"),
+        F.col("value"),
+    ).select([F.col(f.name).cast(f.dataType) for f in RAW_SPARK.fields])  # RAW's nullability, nested too
 
 
 def read_plan(spark: SparkSession, plan: KafkaPlan, max_records_per_split: int,
               client_config: Mapping[str, Any], fmt: Optional[str] = None) -> DataFrame:
     """RAW rows of the planned ranges, or with ``fmt`` the DECODED rows of that format (before fragments are
-    assembled: ``cdc_jobs.transforms.decode.assemble``)."""
-    splits = split_ranges(plan.ranges, max_records_per_split)
-    if not splits:  # nothing in the window: an empty frame of the right shape
-        return spark.createDataFrame([], DECODED_SPARK if fmt else RAW_SPARK)
-    spark.dataSource.register(KafkaRanges)
-    options = {
-        "plan": json.dumps({"bootstrap": list(plan.bootstrap), "splits": [s.as_dict() for s in splits]}),
-        "client_settings_secret": json.dumps(dict(client_config)),
-        **codec_env.option(),
-    }
-    if fmt:
-        options["format"] = fmt
-    return spark.read.format(KafkaRanges.name()).options(**options).load()
+    assembled: ``cdc_jobs.transforms.decode.assemble``), decoded by the same Arrow path as archived files."""
+    raw = raw_frame(spark, plan, max_records_per_split, client_config)
+    if not fmt:
+        return raw
+    settings = codec_env.option().get(codec_env.OPTION)
+
+    def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        from cdc_jobs.transforms.decode import decode_batches
+
+        codec_env.apply(settings)
+        yield from decode_batches(fmt, batches)
+
+    return raw.mapInArrow(decode, DECODED_SPARK)
 
 
 def read_kafka(spark: SparkSession, url: str, since_ms: Optional[int], until_ms: Optional[int], lookback_ms: int,

@@ -4,9 +4,9 @@ Every archived record produces at least one output row: its events, or one dead-
 position and the codec's error. Exactly one row per record has ``first_of_record`` set, which is what makes
 ``records read = rows with first_of_record`` hold for the accounting.
 
-The sources decode where they read (``cdc_jobs.io.files`` and ``cdc_jobs.io.kafka_source`` call ``decode_columns``
-in their readers): a message goes from its bytes to DECODED rows in one Python step, never through the JVM as
-bytes first. ``assemble`` then joins the fragments of multi-message events across partitions.
+The file source decodes where it reads (``cdc_jobs.io.files`` calls ``decode_columns`` in its reader): a message
+goes from its bytes to DECODED rows in one Python step, never through the JVM as bytes first. Kafka records are
+read by Spark's Kafka source and reach ``decode_batches`` as Arrow batches (``cdc_jobs.io.kafka_source``). ``assemble`` then joins the fragments of multi-message events across partitions.
 
 A codec with a fast path for its plain messages (``Codec.plain_rows``, or ``ContainerDecoder.rows`` for the datums
 of an Avro container) hands their rows over as tuples without an ``Event`` per row; any other message (and any it

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from cdc_jobs.errors import UsageError
-from cdc_jobs.io.kafka_plan import (OffsetRange, PartitionState, PlanError, Split, checkpoint_offsets, offset_answer,
-                                 plan_ranges, split_ranges)
+from cdc_jobs.io.kafka_plan import (OffsetRange, PartitionState, PlanError, checkpoint_offsets, offset_answer,
+                                 plan_ranges)
 
 
 def st(p, beginning, end, since=None, until=None, topic="t"):
@@ -44,7 +44,6 @@ def test_until_before_since_answer_gives_an_empty_range_not_a_negative_one():
 def test_no_window_reads_beginning_to_end_and_empty_partitions_give_empty_ranges():
     ranges = plan_ranges([st(1, 0, 0), st(0, 7, 19)], has_since=False, has_until=False)
     assert ranges == [OffsetRange("t", 0, 7, 19), OffsetRange("t", 1, 0, 0)]  # sorted: a stable plan
-    assert split_ranges(ranges, 5) == [Split("t", 0, 7, 12), Split("t", 0, 12, 17), Split("t", 0, 17, 19)]
 
 
 def test_checkpoint_overrides_since_per_partition_and_new_partitions_use_the_window():
@@ -83,21 +82,3 @@ def test_checkpoint_past_the_end_is_refused_as_belonging_to_another_topic():
 def test_malformed_checkpoint_is_a_usage_error_naming_the_option(bad):
     with pytest.raises(UsageError, match="--checkpoint"):
         checkpoint_offsets(bad)
-
-
-def test_splits_are_bounded_contiguous_and_cover_each_range_exactly():
-    ranges = [OffsetRange("a", 0, 3, 1003), OffsetRange("a", 1, 0, 1), OffsetRange("b", 0, 9, 9)]
-    splits = split_ranges(ranges, 100)
-    assert all(0 < s.end - s.start <= 100 for s in splits)
-    for r in ranges:
-        mine = [s for s in splits if (s.topic, s.partition) == (r.topic, r.partition)]
-        covered = [o for s in mine for o in range(s.start, s.end)]
-        assert covered == list(range(r.start, r.end))
-    assert len(splits) == 10 + 1
-    with pytest.raises(UsageError, match="--max-records-per-split"):
-        split_ranges(ranges, 0)
-
-
-def test_split_round_trips_through_the_data_source_option_json():
-    s = Split("topic.with-dots_1", 3, 10**12, 10**12 + 5)
-    assert Split.from_dict(s.as_dict()) == s

@@ -1,5 +1,6 @@
-"""Reading archived CDC from Kafka topics with read_kafka: windows, parallel bounded splits, checkpoints,
-tombstones, empty partitions, and offsets missing from a partition (compaction).
+"""Reading archived CDC from Kafka topics with read_kafka (Spark's Kafka source over the driver's plan): windows,
+parallel bounded splits, checkpoints, tombstones, empty partitions, offsets that hold no visible record (aborted
+transactions and their markers), and a replay window through the CLI.
 
 Windows are cut by the records' Kafka timestamps (the producer's send time here): each test produces in phases
 separated by real time and puts the window edges into the gaps between phases (kafka_broker.wait_ms_boundary)."""
@@ -7,6 +8,7 @@ separated by real time and puts the window edges into the gaps between phases (k
 from __future__ import annotations
 
 import itertools
+import json
 from collections import Counter
 from types import SimpleNamespace
 
@@ -14,9 +16,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from cdc_codecs import get_codec
-from cdc_jobs.io import kafka_source
 from cdc_jobs.errors import UsageError
-from cdc_jobs.io.kafka_plan import Split
 from cdc_jobs.io.kafka_source import plan_kafka, read_kafka, read_plan
 from cdc_jobs.commands.sample import simulate
 from cdc_jobs.schemas import RAW_SPARK
@@ -198,62 +198,91 @@ def test_unknown_topic_is_a_usage_error(kafka_broker):
         plan_kafka(kafka_broker.url("no-such-topic"), None, None, 0, {})
 
 
-# --- Reading a split against a log with gaps (compaction, transaction markers): no broker needed ----------
+# --- Through the replay: Spark's Kafka source, the decode path, checkpoints, dead letters ------------------
 
-class _Record(SimpleNamespace):
-    pass
-
-
-class _CompactedLog:
-    """A consumer over a partition whose offsets 2-4, 8 and 10-11 were compacted away (log end 12, and a
-    record at 12 appended after planning). Like Kafka, a fetch returns the surviving records of a batch and
-    moves the position past the batch's last offset, including removed ones."""
-
-    def __init__(self, batches):
-        self.batches, self.pos, self.closed = batches, None, False
-
-    def assign(self, tps):
-        self.tp = tps[0]
-
-    def seek(self, tp, offset):
-        self.pos = offset
-
-    def poll(self, timeout_ms):
-        for batch_end, offsets in self.batches:
-            if batch_end > self.pos:
-                recs = [_Record(topic="t", partition=0, offset=o, timestamp=1000 + o, key=None,
-                                value=b"v%d" % o, headers=[]) for o in offsets if o >= self.pos]
-                self.pos = batch_end
-                return {self.tp: recs}
-        return {}
-
-    def position(self, tp):
-        return self.pos
-
-    def close(self):
-        self.closed = True
+def _first_at_or_after(stamps: list[int], t: int) -> int:
+    return next((i for i, ts in enumerate(stamps) if ts >= t), len(stamps))
 
 
-LOG = [(4, [0, 1]), (8, [5, 6, 7]), (12, [9]), (13, [12])]
+@pytest.mark.kafka
+@pytest.mark.spark
+def test_replay_window_gives_the_expected_events_dead_letter_and_checkpoint_and_continues_from_it(
+        kafka_broker, tmp_path):
+    """Canal messages stamped with their event times (3 partitions, offsets from 0), one undecodable message
+    inside the window. Read by Spark's Kafka source with a 30-minute lookback: the events of [since, until),
+    the bad message as a dead letter at its position with its bytes, and per partition a checkpoint at the
+    first record stamped at or after until; a continuation from it gives exactly [until, until2)."""
+    import pyarrow.parquet as pq
+
+    from cdc_codecs.records import from_record
+    from cdc_jobs import cli
+
+    topic = fresh_topic(kafka_broker, 3, "window")
+    codec = get_codec("canal-json")
+    w = simulate(41, "2024-03-01", rows=6, changes=90)
+    events = sorted(w.snapshot + w.changes, key=lambda e: e.event_time_ms)
+    recs = [(i % 3, m.key, m.value, [], e.event_time_ms) for i, e in enumerate(events) for m in codec.encode([e])]
+    since, until, until2 = (events[len(events) * k // 4].event_time_ms for k in (1, 2, 3))
+    bad_at = next(i for i, r in enumerate(recs) if since + 1_800_000 <= r[4] < until)  # inside, after the lookback
+    recs[bad_at] = (*recs[bad_at][:2], b'{"database":"shop","table":', [], recs[bad_at][4])
+    positions = kafka_broker.produce(topic, recs)
+    where = dict(zip(positions, recs))
+
+    def replay(out, *more):
+        assert cli.main(["replay", "--source", kafka_broker.url(topic), "--format", "canal-json", "--lookback",
+                         "30m", "--max-records-per-split", "7", "--max-dead-letters", "1", "--out", str(out),
+                         *more]) == 0
+        got = [from_record(r) for r in pq.read_table(out / "events").to_pylist()]
+        dead = pq.read_table(out / "dead_letters").to_pylist() if (out / "dead_letters").exists() else []
+        return got, dead, json.loads((out / "checkpoint.json").read_text())
+
+    def expected(lo, hi):
+        return sorted(((p, o) for (p, o), r in where.items() if lo <= r[4] < hi and (p, o) != positions[bad_at]))
+
+    first = tmp_path / "first"
+    got, dead, checkpoint = replay(first, "--since", str(since), "--until", str(until))
+    assert sorted((e.position.partition, e.position.offset) for e in got) == expected(since, until)
+    for e in got:  # each event is the one produced at its position, stamped with its Kafka timestamp
+        assert e.position.source == topic and e.position.timestamp_ms == where[(e.position.partition,
+                                                                                e.position.offset)][4]
+    assert [(d["pos_source"], d["pos_partition"], d["pos_offset"], d["dl_raw"]) for d in dead] == \
+           [(topic, *positions[bad_at], b'{"database":"shop","table":')]
+    stamps = {p: [r[4] for (q, _), r in sorted(where.items()) if q == p] for p in range(3)}
+    assert [(s["source"], s["partition"], s["next_offset"]) for s in checkpoint["sources"]] == \
+           [(topic, p, _first_at_or_after(stamps[p], until)) for p in range(3)]
+
+    second = tmp_path / "second"
+    got2, dead2, _ = replay(second, "--checkpoint", str(first / "checkpoint.json"), "--until", str(until2))
+    assert sorted((e.position.partition, e.position.offset) for e in got2) == expected(until, until2)
+    assert dead2 == []
 
 
-@pytest.mark.parametrize("start, end, expected", [
-    (0, 12, [0, 1, 5, 6, 7, 9]),  # stops at the planned end although fewer records than offsets
-    (2, 5, []),  # a split entirely inside a gap is empty and ends (position passes 5)
-    (6, 10, [6, 7, 9]),
-    (10, 12, []),  # the last offsets of the range were removed: ends on the position, not on a record
-])
-def test_split_reading_stops_at_the_end_offset_not_at_a_record_count(monkeypatch, start, end, expected):
-    log = _CompactedLog(LOG)
-    monkeypatch.setattr(kafka_source, "_consumer", lambda *a, **k: log)
-    batches = list(kafka_source.read_split(Split("t", 0, start, end), ("h:1",), {}, stall_timeout_s=1))
-    assert [o for b in batches for o in b.column("pos_offset").to_pylist()] == expected
-    assert log.closed
+@pytest.mark.kafka
+@pytest.mark.spark
+def test_records_of_aborted_transactions_are_not_replayed(spark, kafka_broker):
+    """committed A | aborted B | committed C on one partition: B's records (and the transaction markers) hold
+    offsets inside the planned range, but only A and C are read, unless the settings ask for read_uncommitted."""
+    from kafka import KafkaProducer
 
+    topic = fresh_topic(kafka_broker, 1, "txn")
+    producer = KafkaProducer(bootstrap_servers=kafka_broker.bootstrap, transactional_id=f"test-{topic}",
+                             enable_idempotence=True, acks="all")
+    producer.init_transactions()
+    sent: dict[str, list[bytes]] = {}
+    try:
+        for name, commit in (("a", True), ("b", False), ("c", True)):
+            producer.begin_transaction()
+            sent[name] = [b"%s%d" % (name.encode(), i) for i in range(5)]
+            for value in sent[name]:
+                producer.send(topic, key=b"k", value=value, partition=0)
+            producer.flush()
+            (producer.commit_transaction if commit else producer.abort_transaction)()
+    finally:
+        producer.close()
 
-def test_split_reading_fails_clearly_when_the_partition_stops_short_of_the_plan(monkeypatch):
-    log = _CompactedLog([(4, [0, 1])])  # the broker never gets past offset 4
-    monkeypatch.setattr(kafka_source, "_consumer", lambda *a, **k: log)
-    monkeypatch.setattr(kafka_source, "POLL_TIMEOUT_MS", 1)
-    with pytest.raises(kafka_source.KafkaReadError, match="t partition 0: no progress at offset 4"):
-        list(kafka_source.read_split(Split("t", 0, 0, 9), ("h:1",), {}, stall_timeout_s=0.2))
+    plan = plan_kafka(kafka_broker.url(topic), None, None, 0, {})
+    assert plan.checkpoint_sources() == [{"source": topic, "partition": 0, "next_offset": 18}]  # 15 + 3 markers
+    committed = [r.value for r in read_plan(spark, plan, 4, {}).orderBy("pos_offset").collect()]
+    assert committed == sent["a"] + sent["c"]
+    everything = read_plan(spark, plan, 4, {"isolation_level": "read_uncommitted"}).orderBy("pos_offset").collect()
+    assert [r.value for r in everything] == sent["a"] + sent["b"] + sent["c"]
