@@ -255,6 +255,10 @@ FOUND_BY_SWEEP = [
      "schema.fields[0].fields[1].parameters.scale"),
     ("debezium-json", _DEBEZIUM.replace('"field":"after","fields":', '"field":"after","fields":true,"x":', 1)
      % '{"type":"int32","field":"price"}', "schema.fields[0].fields"),
+    # schema.column true (no list of columns): iterated as one
+    ("oms-dataworks", '{"version":"2.0","schema":{"source":{"dbName":"demo","table":"t"},"column":true,"pk":["id"]},'
+                      '"payload":{"op":"INSERT","timestamp":{"eventTime":1700000003000},"before":null,'
+                      '"after":{"data":{"id":2}},"ddl":null,"scn":"4"}}', "schema.column"),
 ]
 
 
