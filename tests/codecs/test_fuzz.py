@@ -278,6 +278,7 @@ def test_dataworks_date_beyond_every_decimal_context_is_kept_as_written():
            '"source":{"dbType":"mysql","dbName":"d","tableName":"t"}},"payload":{"before":null,"after":{"dataColumn":'
            '{"id":1,"ts":1E+2147483648}},"sequenceId":"1","op":"INSERT","timestamp":{"eventTime":1},"ddl":null},'
            '"version":"1.0.0"}')
-    outcome = check_input("dataworks-json", 1, FuzzInput("dataworks-json", "found", msg.encode()), collections.Counter())
+    found = FuzzInput("dataworks-json", "found", msg.encode())
+    outcome = check_input("dataworks-json", 1, found, collections.Counter())
     assert outcome == "decoded and round-tripped"
     assert get_codec("dataworks-json").decode(msg.encode(), Position("f", -1, 1))[0].after["ts"] == "1E+2147483648"
