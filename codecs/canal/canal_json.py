@@ -271,10 +271,10 @@ class CanalJsonCodec(Codec):
             for i, (row, cells, old) in enumerate(rows):
                 where = replace(position, index=i)
                 srids[i] = _bytes_in(cells, latin, self, f"data[{i}]", where)
-                _stamps_in(cells, stamps)
+                _stamps_in(cells, stamps, self, f"data[{i}]", where)
                 if old is not None:
                     srids[i].update(_bytes_in(old, latin, self, f"old[{i}]", where))
-                    _stamps_in(old, stamps)
+                    _stamps_in(old, stamps, self, f"old[{i}]", where)
         fixes = _data_fixes(msg, common["event_time_ms"], declared)
         kind = msg["type"]
         pk = common["primary_key"]
@@ -429,10 +429,10 @@ class CanalJsonCodec(Codec):
             try:
                 for i, row in enumerate(data):
                     srids.append(_bytes_in(row, latin, self, f"data[{i}]", None))
-                    _stamps_in(row, stamps)
+                    _stamps_in(row, stamps, self, f"data[{i}]", None)
                     if is_update:
                         srids[-1].update(_bytes_in(olds[i], latin, self, f"old[{i}]", None))
-                        _stamps_in(olds[i], stamps)
+                        _stamps_in(olds[i], stamps, self, f"old[{i}]", None)
             except DecodeError:
                 return None
         fixes = _data_fixes(msg, es, declared, ints=True)
@@ -588,11 +588,17 @@ def _bytes_in(cells: Image, byte_cols: Sequence[tuple[str, int]], codec: Codec, 
                               f"character {text[exc.start]!r} at {exc.start}") from None
         if width < 0:  # geometry: canonical is the WKB; a non-zero SRID is kept for re-encoding
             if len(data) < 9 or data[4] not in (0, 1):  # not SRID + WKB (byte order mark 0/1): text (WKT)
+                if _BASE64.match(text):  # canonical base64 means WKB: this text would come back as other bytes
+                    raise codec.error(f"{field}.{name}", position,
+                                      f"geometry value {text[:40]!r} is neither MySQL's SRID + WKB bytes nor WKT")
                 continue
             srid = int.from_bytes(data[:4], "little")
             if srid:
                 srids[name] = srid
             data = data[4:]
+        if 0 < width and len(data) > _BIT_BYTES_MAX:
+            raise codec.error(f"{field}.{name}", position,
+                              f"bit value of {len(data)} bytes: MySQL's BIT holds at most 64 bits")
         cells[name] = str(int.from_bytes(data, "big")) if width > 0 else base64.b64encode(data).decode()
     return srids
 
@@ -622,6 +628,7 @@ def _bytes_out(image: Image, byte_cols: Sequence[tuple[str, int]], srids: Mappin
     return out
 
 
+_BIT_BYTES_MAX = 8  # MySQL's BIT(M) has M <= 64
 _BASE64 = re.compile(r"([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?\Z")
 _EPOCH_TEXT = re.compile(r"-?\d+(\.\d{1,9})?\Z")
 
@@ -648,14 +655,18 @@ def _canal_cells(image: Image, latin: Sequence[tuple[str, int]], srids: Mapping[
 _WALL_CLOCK = re.compile(r"(\d{4})-(\d\d)-(\d\d) (\d\d):(\d\d):(\d\d)(?:\.(\d{1,9}))?\Z")
 
 
-def _stamps_in(cells: Image, stamps: Sequence[str]) -> None:
+def _stamps_in(cells: Image, stamps: Sequence[str], codec: Codec, field: str, position: Optional[Position]) -> None:
     """Alibaba Canal writes a TIMESTAMP as wall-clock text in the MySQL server's zone, without the zone. It is
     read as UTC (the declared loss ``timestamp: wall-clock``): exact for a UTC server, shifted by the server's
-    offset otherwise. Text that is not a valid wall-clock time (MySQL's zero date) stays as written."""
+    offset otherwise. Text that is not a valid wall-clock time (MySQL's zero date) stays as written, unless it
+    reads as the canonical epoch seconds: the encoder would write that as another instant's wall clock."""
     for name in stamps:
         text = cells.get(name)
         m = _WALL_CLOCK.match(text) if text is not None else None
         if m is None:
+            if text is not None and _EPOCH_TEXT.match(text):
+                raise codec.error(f"{field}.{name}", position,
+                                  f"timestamp value {text[:40]!r} is not Canal's wall-clock text")
             continue
         y, mo, d, h, mi, sec = (int(g) for g in m.groups()[:6])
         try:

@@ -141,6 +141,10 @@ class CloudCanalJsonCodec(Codec):
             return []
         if not isinstance(rows, list):
             raise self.error(key, position, "expected a list of row objects")
+        for i, row in enumerate(rows):
+            if not isinstance(row, dict):  # a null in the list is not an absent image: there is no such row
+                raise self.error(f"{key}[{i}]", replace(position, index=i),
+                                 f"expected a row object, got {'null' if row is None else type(row).__name__}")
         return rows
 
     def _row_events(self, msg: dict, op: Op, position: Position, columns: tuple[Column, ...],

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import replace
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, Overflow
 from typing import Any, Optional, Sequence
 
 from .. import jsontext
@@ -412,7 +412,7 @@ def _ms_to_seconds(ms: str) -> Optional[str]:
     """Epoch milliseconds -> epoch seconds text, exactly ("1590315269000" -> "1590315269")."""
     try:
         d = Decimal(ms).scaleb(-3)
-    except InvalidOperation:
+    except (InvalidOperation, Overflow):  # not a number, or an exponent beyond any context (1E+2147483648)
         return None
     if d == d.to_integral_value():
         return format(d.to_integral_value(), "f")

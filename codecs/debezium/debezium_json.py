@@ -64,6 +64,7 @@ from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
 from ..shared.json_fix import apply_fix, literal, unliteral
 from ..shared.value_text import cell_json, cell_text
 from ..event import Column, EncodeError, Event, Op, Position
+from .connect_schema import schema_problem
 from ..jsontext import JsonNumber
 from ..shared.required import OBJECT, STRING, Required, need, same_needs
 from ..types import JDBC, decimal_precision_scale, family
@@ -211,8 +212,9 @@ class DebeziumJsonCodec(Codec):
             envelope, schema, payload = "bare", None, msg
         if not isinstance(payload, dict):
             raise self.error("payload", position, "expected an object")
-        if schema is not None and not isinstance(schema, dict):
-            raise self.error("schema", position, "expected a Kafka Connect schema object")
+        problem = schema_problem(schema, "schema") if schema is not None else None
+        if problem:
+            raise self.error(problem[0], position, problem[1])
         event = self._event(payload, schema, position)
         vendor: dict[str, Any] = dict(event.vendor)
         vendor["envelope"] = envelope
@@ -389,7 +391,9 @@ class DebeziumJsonCodec(Codec):
         fields: dict[str, dict] = {}
         if isinstance(obj, dict) and "payload" in obj and set(obj) <= {"schema", "payload"}:
             schema = obj.get("schema")
-            for f in (schema or {}).get("fields") or () if isinstance(schema, dict) else ():
+            if schema is not None and schema_problem(schema, "key.schema"):
+                return None  # not a Connect key: like a key that is not JSON, it names no key values
+            for f in (schema or {}).get("fields") or ():
                 if isinstance(f, dict) and isinstance(f.get("field"), str):
                     fields[f["field"]] = f
             obj = obj["payload"]

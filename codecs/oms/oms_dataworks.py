@@ -146,7 +146,10 @@ class OmsDataWorksCodec(OmsJsonCodec):
 
     def _columns(self, schema: dict, position: Position) -> tuple[tuple[Column, ...], tuple[str, ...]]:
         columns = []
-        for i, spec in enumerate(schema.get("column") or ()):
+        specs = schema.get("column")
+        if specs is not None and not isinstance(specs, list):
+            raise self.error("schema.column", position, f"expected a list of {{name, type}}, got {str(specs)[:60]!r}")
+        for i, spec in enumerate(specs or ()):
             if not (isinstance(spec, dict) and is_text(spec.get("name"))):
                 raise self.error(f"schema.column[{i}]", position, f"expected {{name, type}}, got {spec!r}")
             type_name = spec.get("type")

@@ -173,7 +173,8 @@ def from_jsonable(value: Any) -> Any:
 
 def comparable(value: Any) -> Any:
     """What a datum looks like after an Avro write+read: primitive branch names vanish, a ``float`` branch
-    rounds to 32 bits, NaN compares equal to itself."""
+    rounds to 32 bits, NaN compares equal to itself. Numbers keep their kind: an int, a float and a boolean are
+    read back from different branches, so 1, 1.0 and True differ (Python's == would make them equal)."""
     if isinstance(value, tuple):
         name, inner = value
         if name == "float" and isinstance(inner, float):
@@ -182,7 +183,9 @@ def comparable(value: Any) -> Any:
             return comparable(inner)
         return (name, comparable(inner))
     if isinstance(value, float):
-        return ("NaN",) if math.isnan(value) else value
+        return ("NaN",) if math.isnan(value) else ("float", value)
+    if isinstance(value, bool):
+        return ("boolean", value)
     if isinstance(value, dict):
         return {k: comparable(v) for k, v in value.items()}
     if isinstance(value, list):

@@ -200,7 +200,13 @@ def test_kafka_record_variants_are_events_tombstones_or_dead_letters():
 
 
 # Seeds of the structural fuzzer that once found a defect (tests/README.md: the seed sweeps), kept as fixed cases.
-FIXED_STRUCT_SEEDS = [("debezium-json", 2)]  # a declared column type nested in an array could not be stored
+FIXED_STRUCT_SEEDS = [
+    ("debezium-json", 2),  # a declared column type nested in an array could not be stored
+    ("debezium-json", 8),  # a Connect schema field's name nested in an object: unhashable
+    ("canal-json", 8),  # 2^64 as a geometry value: read as base64 WKB when re-encoded
+    ("canal-json", 47),  # -0 as a TIMESTAMP: read as epoch seconds when re-encoded
+    ("cloudcanal-json", 10),  # a null row in data: an INSERT without image
+]
 
 
 @pytest.mark.parametrize("fmt,seed", FIXED_STRUCT_SEEDS)
@@ -210,3 +216,84 @@ def test_structural_fixed_seeds(fmt, seed):
         outcome = check_input(fmt, n, inp, outcomes)
         assert not inp.violates or outcome == "dead letter", inp.label
     assert sum(outcomes.values()) >= 200
+
+
+# Minimal messages of the defects the seed sweep found (``fuzz_sweep.py``: at seeds 6-53 a codec crashed or accepted
+# a message its own re-encoding changed): (format, message, the field its dead letter names).
+_CANAL = ('{"id":42,"database":"shop","table":"t","type":"INSERT","isDdl":false,"es":1709210096000,"ts":1,'
+          '"pkNames":["id"],"mysqlType":{"id":"int(11)","bt":"bit(12)","g":"geometry","ts":"timestamp(6)"},'
+          '"sqlType":{"id":4,"bt":-7,"g":-2,"ts":93},"data":[{"id":"7",%s}],"old":null,"sql":""}')
+_CLOUDCANAL = ('{"action":"%s","bid":3,"db":"postgres","schema":"public","table":"users","isDdl":false,'
+               '"entryType":"ROWDATA","execTs":1669789300000,"dbValType":{"id":"int4"},"jdbcType":{"id":4},'
+               '"pks":["id"],"sql":"","data":%s,"before":%s}')
+_DEBEZIUM = ('{"schema":{"type":"struct","fields":[{"type":"struct","optional":true,"field":"after","fields":'
+             '[{"type":"int32","optional":false,"field":"id"},%s]}]},'
+             '"payload":{"op":"c","ts_ms":1,"source":{"db":"shop","table":"t"},"before":null,'
+             '"after":{"id":1,"price":"AA=="}}}')
+_DECIMAL = '"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","field":"price"'
+FOUND_BY_SWEEP = [
+    # MySQL's BIT holds 64 bits: 5,000 bytes made an int of more digits than Python prints (the 4,300 limit)
+    ("canal-json", _CANAL % ('"bt":"%s"' % ("\\u0001" * 5000)), "data[0].bt"),
+    # geometry text that is not SRID + WKB but reads as base64 WKB: its re-encoding wrote other bytes
+    ("canal-json", _CANAL % '"g":"xxxxxxxxxxxx"', "data[0].g"),
+    ("canal-json", _CANAL % '"g":18446744073709551616', "data[0].g"),
+    ("canal-json", _CANAL % '"g":""', "data[0].g"),
+    # a TIMESTAMP that is not wall-clock text but reads as epoch seconds: re-encoded as another instant
+    ("canal-json", _CANAL % '"ts":-0', "data[0].ts"),
+    # a null in the row lists is no row: it decoded as an INSERT without image, a DELETE without before image
+    ("cloudcanal-json", _CLOUDCANAL % ("INSERT", '[{"id":1},null]', "[]"), "data[1]"),
+    ("cloudcanal-json", _CLOUDCANAL % ("DELETE", "[]", '[null,{"id":1}]'), "before[0]"),
+    ("cloudcanal-json", _CLOUDCANAL % ("UPDATE", '[{"id":1}]', "[null]"), "before[0]"),
+    # Connect schemas of another shape: unhashable names and types, parameters that are no object, fields no list
+    ("debezium-json", _DEBEZIUM % '{"type":"bytes","name":{"value":"x"},"field":"price"}',
+     "schema.fields[0].fields[1].name"),
+    ("debezium-json", _DEBEZIUM % '{"type":["bytes"],"field":"price"}', "schema.fields[0].fields[1].type"),
+    ("debezium-json", _DEBEZIUM % ('{%s,"parameters":[{"scale":"2"}]}' % _DECIMAL),
+     "schema.fields[0].fields[1].parameters"),
+    ("debezium-json", _DEBEZIUM % ('{%s,"parameters":"x"}' % _DECIMAL), "schema.fields[0].fields[1].parameters"),
+    ("debezium-json", _DEBEZIUM % ('{%s,"parameters":{"scale":-0}}' % _DECIMAL),
+     "schema.fields[0].fields[1].parameters.scale"),
+    ("debezium-json", _DEBEZIUM.replace('"field":"after","fields":', '"field":"after","fields":true,"x":', 1)
+     % '{"type":"int32","field":"price"}', "schema.fields[0].fields"),
+    # schema.column true (no list of columns): iterated as one
+    ("oms-dataworks", '{"version":"2.0","schema":{"source":{"dbName":"demo","table":"t"},"column":true,"pk":["id"]},'
+                      '"payload":{"op":"INSERT","timestamp":{"eventTime":1700000003000},"before":null,'
+                      '"after":{"data":{"id":2}},"ddl":null,"scn":"4"}}', "schema.column"),
+]
+
+
+@pytest.mark.parametrize("fmt,message,field", FOUND_BY_SWEEP, ids=[f"{f}:{d}" for f, _, d in FOUND_BY_SWEEP])
+def test_sweep_found_messages_are_dead_letters_naming_the_field(fmt, message, field):
+    with pytest.raises(DecodeError) as err:
+        events = get_codec(fmt).decode(message.encode(), Position("found.jsonl", -1, 3))
+        check_events(fmt, events)
+    assert (err.value.vendor, err.value.field) == (fmt, field), err.value
+    assert "found.jsonl" in str(err.value) and "line 3" in str(err.value)
+
+
+def test_dataworks_date_beyond_every_decimal_context_is_kept_as_written():
+    """A DATE of 1E+2147483648 ms overflowed the decimal context converting it to epoch seconds (a crash): like
+    every DATE number that does not convert exactly, it is kept as written and written back the same."""
+    msg = ('{"schema":{"dataColumn":[{"name":"id","type":"LONG"},{"name":"ts","type":"DATE"}],"primaryKey":["id"],'
+           '"source":{"dbType":"mysql","dbName":"d","tableName":"t"}},"payload":{"before":null,"after":{"dataColumn":'
+           '{"id":1,"ts":1E+2147483648}},"sequenceId":"1","op":"INSERT","timestamp":{"eventTime":1},"ddl":null},'
+           '"version":"1.0.0"}')
+    found = FuzzInput("dataworks-json", "found", msg.encode())
+    outcome = check_input("dataworks-json", 1, found, collections.Counter())
+    assert outcome == "decoded and round-tripped"
+    assert get_codec("dataworks-json").decode(msg.encode(), Position("f", -1, 1))[0].after["ts"] == "1E+2147483648"
+
+
+@pytest.mark.parametrize("index,type_info", [(1, "FLOAT"), (1, "DOUBLE"), (12, "BOOLEAN")])
+def test_oms_avro_value_of_another_branch_than_its_type_info_survives_re_encoding(index, type_info):
+    """A bit flip turned a column's type_info INTEGER into FLOAT (sweep seeds 76, 128): its int value -128 compared
+    equal to the float the encoder derives (-128 == -128.0), was not kept verbatim and came back as "-128.0"."""
+    from fuzz import FIXTURES_ROOT, avro_datum
+
+    from cdc_codecs.shared.avro import avro_dumps
+
+    schema, datum = avro_datum("oms-avro", FIXTURES_ROOT / "oms-avro" / "insert_mysql_all_types.datum.json")
+    datum["afterImages"][index]["type_info"] = type_info
+    raw = avro_dumps(schema, datum)
+    outcome = check_input("oms-avro", 1, FuzzInput("oms-avro", "found", raw), collections.Counter())
+    assert outcome == "decoded and round-tripped"

@@ -6,8 +6,10 @@
 ``merge-formats`` is ``test_merge_formats.test_workload_in_vendor_format_merges_day_by_day_to_the_source_state``
 for many seeds in one go: each seed's workload gets its own database (``shop_<seed>``), the days of all seeds are
 archived together, replayed and merged day by day with ``--base`` (3 replays and 3 merges whatever the number of
-seeds), and every seed's tables are compared with its simulated source. Failing seeds are printed; keep them as
-fixed cases of the test (``FIXED_SEEDS``). Results of the runs so far: tests/README.md.
+seeds), and every seed's tables are compared with its simulated source. ``replay`` and ``end-to-end`` are
+``test_replay``'s and ``test_end_to_end``'s randomized archives, every seed in one archive the same way. Failing
+seeds are printed; keep them as fixed cases of the test (``FIXED_SEEDS``). Results of the runs so far:
+tests/README.md.
 """
 
 from __future__ import annotations
@@ -99,6 +101,91 @@ def merge_canonical(seeds: list[int], root: Path) -> list[tuple[int, str]]:
     return [f for how, state in runs.items() for f in compare(workloads, state, how)]
 
 
+def replay_archive(seeds: list[int], root: Path) -> list[tuple[int, str]]:
+    """``test_replay``'s randomized archive (a canal-json snapshot and day of changes with one corrupt line) for
+    every seed in one source (each seed its own database ``shop_<seed>``), replayed once: exactly the corrupt lines
+    are dead letters, the counts add up per source, a time window and table filter keeps what it should, and the
+    events re-encoded to oms-default replay back to the same events."""
+    import pyarrow.parquet as pq
+
+    from cdc_codecs.records import from_record
+    from cdc_jobs import cli
+    from test_replay import archive_for, canonical
+
+    archives = {s: archive_for(s, root / "archive" / f"seed{s}", database=f"shop_{s}") for s in seeds}
+    failures: list[tuple[int, str]] = []
+    out, back, window = root / "replay", root / "back", root / "window"
+    assert cli.main(["replay", "--source", str(root / "archive"), "--format", "canal-json",
+                     "--to-format", "oms-default", "--out", str(out)]) == 0
+    dead = {(d["pos_source"], d["pos_offset"]) for d in pq.read_table(out / "dead_letters").to_pylist()}
+    events = [from_record(r) for r in pq.read_table(out / "events").to_pylist()]
+    counts = json.loads((out / "counts.json").read_text())
+    for s, a in archives.items():
+        mine = {d for d in dead if d[0].startswith(str(a["root"]) + "/")}
+        if mine != {(str(a["inc"]), a["bad_line"])}:
+            failures.append((s, f"dead letters {sorted(mine)}, expected line {a['bad_line']} of {a['inc']}"))
+        total = len(a["workload"].snapshot) + len(a["workload"].changes)
+        got = sum(e.database == f"shop_{s}" for e in events)
+        if got != total - 1:
+            failures.append((s, f"{got} events of {total} messages with one corrupt"))
+    for src in counts["sources"]:
+        if src["records"] != src["events"] + src["control"] + src["dead_letters"] + src["filtered_out"]:
+            failures.append((-1, f"counts do not add up for {src}"))
+    assert cli.main(["replay", "--source", str(out / "encoded"), "--format", "oms-default", "--out", str(back)]) == 0
+    again = [from_record(r) for r in pq.read_table(back / "events").to_pylist()]
+    strip = lambda evs: [(t, op, ms // 1000, bi, ai) for (t, op, ms, bi, ai) in canonical(evs)]
+    for s in seeds:
+        mine = lambda evs: sorted((e for e in strip(evs) if e[0].startswith(f"shop_{s}.")), key=repr)
+        if mine(again) != mine(events):
+            failures.append((s, "oms-default re-encoding replays back to other events"))
+    since, until = 1704067200000 + 6 * 3600_000, 1704067200000 + 12 * 3600_000
+    assert cli.main(["replay", "--source", str(root / "archive"), "--format", "canal-json", "--since", str(since),
+                     "--until", str(until), "--tables", "shop_*.cust*", "--out", str(window)]) == 0
+    kept = [from_record(r) for r in pq.read_table(window / "events").to_pylist()]
+    for s, a in archives.items():
+        expected = [e for e in a["workload"].changes if since <= e.event_time_ms < until and e.table == "customers"]
+        got = [e for e in kept if e.database == f"shop_{s}"]
+        if not (len(expected) - 1 <= len(got) <= len(expected)) or \
+                not all(since <= e.event_time_ms < until and e.table == "customers" for e in got):
+            failures.append((s, f"window: {len(got)} events, expected {len(expected)} (one may be the corrupt one)"))
+    return failures
+
+
+def end_to_end(fmt: str, seeds: list[int], root: Path) -> list[tuple[int, str]]:
+    """``test_end_to_end``'s randomized workload in one format for every seed in one archive (each seed its own
+    database ``shop_<seed>``): replay, merge and verify once; every seed's tables equal its simulated source."""
+    from cdc_jobs import cli
+    from test_end_to_end import archive, primary_key_args, state_rows
+    from cdc_jobs.commands.sample import simulate
+
+    workloads = {s: simulate(s, "2024-03-05", rows=25, changes=150) for s in seeds}
+    for s, w in workloads.items():
+        renamed = type(w)([e.with_(database=f"shop_{s}") for e in w.snapshot],
+                          [e.with_(database=f"shop_{s}") for e in w.changes], w.final)
+        archive(renamed, fmt, root / "archive" / f"seed{s}")
+    replay, state, report = root / "replay", root / "state", root / "verification.json"
+    assert cli.main(["replay", "--source", str(root / "archive"), "--format", fmt,
+                     *primary_key_args(fmt, "shop_*"), "--out", str(replay)]) == 0
+    assert cli.main(["merge", "--replay", str(replay), "--out", str(state)]) == 0
+    verified = cli.main(["verify", "--replay", str(replay), "--state", str(state), "--report", str(report)])
+    verdicts = {r["table"]: r for r in json.loads(report.read_text())}
+    failures = [] if verified == 0 else [(-1, f"verify exited {verified}")]
+    for s, w in workloads.items():
+        for table, rows in w.final.items():
+            name = table.replace("shop.", f"shop_{s}.", 1)
+            expected = sorted(rows, key=lambda r: json.dumps(r, sort_keys=True))
+            if not (state / name).exists():
+                failures.append((s, f"{fmt}: {name} missing from the state"))
+                continue
+            got = state_rows(state, name)
+            if got != expected:
+                failures.append((s, f"{fmt}: {name}: {len(got)} rows, the source {len(expected)}"))
+            v = verdicts.get(name)
+            if not v or not v["ok"] or v["actual_rows"] != len(rows):
+                failures.append((s, f"{fmt}: {name}: verify says {v}"))
+    return failures
+
+
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     sub = p.add_subparsers(dest="test", required=True)
@@ -107,6 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     mf.add_argument("--seeds", default="0-199")
     mc = sub.add_parser("merge-canonical")
     mc.add_argument("--seeds", default="0-199")
+    rp = sub.add_parser("replay")
+    rp.add_argument("--seeds", default="0-199")
+    ee = sub.add_parser("end-to-end")
+    ee.add_argument("--format", default="all", help="a format, or all (one replay/merge/verify per format)")
+    ee.add_argument("--seeds", default="0-49")
     args = p.parse_args(argv)
     os.environ.setdefault("CDC_REPLAY_PROGRESS", "off")
     seeds = _seeds(args.seeds)
@@ -114,6 +206,20 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="seed-sweep-") as tmp:
         if args.test == "merge-formats":
             failures = merge_formats(args.format, seeds, Path(tmp))
+        elif args.test == "replay":
+            failures = replay_archive(seeds, Path(tmp))
+        elif args.test == "end-to-end":
+            from cdc_codecs.registry import FORMATS
+
+            failures = []
+            for fmt in sorted(FORMATS) if args.format == "all" else [args.format]:
+                try:
+                    found = end_to_end(fmt, seeds, Path(tmp) / fmt)
+                except AssertionError as exc:  # a job that exited non-zero: the other formats still run
+                    found = [(-1, f"{fmt}: {exc!r}")]
+                print(f"  {fmt}: {len(seeds)} seeds, {len({s for s, _ in found})} failed "
+                      f"({time.monotonic() - started:.0f} s so far)", flush=True)
+                failures += found
         else:
             failures = merge_canonical(seeds, Path(tmp))
     failed = sorted({s for s, _ in failures})

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 from pathlib import Path
 
@@ -34,11 +35,13 @@ def canonical(events) -> list[tuple]:
     return sorted(out, key=repr)
 
 
-@pytest.fixture(scope="module")
-def archive(tmp_path_factory):
-    seed = random.randrange(1 << 30)
-    root = tmp_path_factory.mktemp("archive")
+def archive_for(seed: int, root: Path, database: str = "shop") -> dict:
+    """A canal-json snapshot and day of changes of ``seed``'s workload (in ``database``) with one corrupt line at a
+    random place (also ``seed_sweep.py replay``)."""
     w = simulate(seed, "2024-01-01", rows=30, changes=120)
+    if database != "shop":
+        w = type(w)([e.with_(database=database) for e in w.snapshot], [e.with_(database=database) for e in w.changes],
+                    w.final)
     write_archive(w.snapshot, "canal-json", root / "full" / "part-00000.jsonl")
     inc = root / "incremental" / "part-00000.jsonl"
     write_archive(w.changes, "canal-json", inc)
@@ -47,6 +50,12 @@ def archive(tmp_path_factory):
     lines[bad_line - 1] = b'{"database":"shop","table":"customers","type":"UPDATE","data":[{"id":"1"\n'
     inc.write_bytes(b"".join(lines))
     return {"root": root, "workload": w, "bad_line": bad_line, "inc": inc, "seed": seed}
+
+
+@pytest.fixture(scope="module")
+def archive(tmp_path_factory):
+    seed = int(os.environ.get("CDC_REPLAY_TEST_SEED") or random.randrange(1 << 30))  # printed on failure
+    return archive_for(seed, tmp_path_factory.mktemp("archive"))
 
 
 def test_replay_decodes_every_line_and_dead_letters_exactly_the_corrupt_one(archive, tmp_path):
