@@ -376,11 +376,16 @@ public final class CanalJsonPlain implements PlainDecoder {
             }
             int width = declared.byteWidths.get(k);
             if (width < 0) {  // geometry: the WKB after the SRID; text (WKT) stays as written
-                if (data.length < 9 || (data[4] != 0 && data[4] != 1)) continue;
+                if (data.length < 9 || (data[4] != 0 && data[4] != 1)) {
+                    // text that reads as base64 would come back as other bytes: the Python path dead-letters it
+                    if (BASE64.matcher(t).matches()) throw BAIL;
+                    continue;
+                }
                 long srid = (data[0] & 0xffL) | (data[1] & 0xffL) << 8 | (data[2] & 0xffL) << 16 | (data[3] & 0xffL) << 24;
                 if (srid != 0) srids.put(name, srid);
                 data = Arrays.copyOfRange(data, 4, data.length);
             }
+            if (width > 0 && data.length > BIT_BYTES_MAX) throw BAIL;  // MySQL's BIT: at most 64 bits
             cells.put(name, width > 0 ? new java.math.BigInteger(1, data).toString()
                     : java.util.Base64.getEncoder().encodeToString(data));
         }
@@ -389,11 +394,19 @@ public final class CanalJsonPlain implements PlainDecoder {
             if (text == null || text == NULL) continue;
             String epoch = epochText((String) text);
             if (epoch != null) cells.put(name, epoch);
+            // epoch-like text would be re-encoded as another instant's wall clock: the Python path dead-letters it
+            else if (!WALL_CLOCK.matcher((String) text).matches() && EPOCH_TEXT.matcher((String) text).matches()) {
+                throw BAIL;
+            }
         }
     }
 
     private static final Pattern WALL_CLOCK = Pattern.compile(
             "([0-9]{4})-([0-9][0-9])-([0-9][0-9]) ([0-9][0-9]):([0-9][0-9]):([0-9][0-9])(?:\\.([0-9]{1,9}))?");
+    private static final Pattern BASE64 = Pattern.compile(
+            "([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?");
+    private static final Pattern EPOCH_TEXT = Pattern.compile("-?[0-9]+(\\.[0-9]{1,9})?");
+    private static final int BIT_BYTES_MAX = 8;
     private static final Pattern BIT_WIDTH = Pattern.compile("\\(\\s*([0-9]+)\\s*\\)");
 
     /** Wall-clock text as epoch seconds (the written fraction digits kept); null: not a valid wall-clock time. */
