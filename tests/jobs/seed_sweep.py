@@ -8,8 +8,8 @@ for many seeds in one go: each seed's workload gets its own database (``shop_<se
 archived together, replayed and merged day by day with ``--base`` (3 replays and 3 merges whatever the number of
 seeds), and every seed's tables are compared with its simulated source. ``replay`` and ``end-to-end`` are
 ``test_replay``'s and ``test_end_to_end``'s randomized archives, every seed in one archive the same way. Failing
-seeds are printed; keep them as fixed cases of the test (``FIXED_SEEDS``). Results of the runs so far:
-tests/README.md.
+seeds are printed; keep them as fixed cases of the test (``FIXED_SEEDS``); say what a run found in the commit
+that keeps them.
 """
 
 from __future__ import annotations
