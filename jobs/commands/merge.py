@@ -37,10 +37,12 @@ import math
 import os
 import posixpath
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, Callable, Optional, Sequence
+from typing import Any, Callable, Iterator, Optional, Sequence
 
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
@@ -390,6 +392,16 @@ def write_all(writes: Sequence[Callable[[], None]]) -> None:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
+@contextmanager
+def persisted(df: DataFrame) -> Iterator[DataFrame]:
+    """``df`` cached (memory, spilling to disk) for the reads inside the block, and released after it."""
+    kept = df.persist(StorageLevel.MEMORY_AND_DISK)
+    try:
+        yield kept
+    finally:
+        kept.unpersist()
+
+
 def replay_window(replays: Sequence[str]) -> dict:
     """The event-time window the replays cover, from their counts.json: [earliest since, latest until); a bound
     is None when some replay has none (all events before/after it were kept)."""
@@ -462,52 +474,55 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
         canonical = canonical.unionByName(base_canonical.filter(F.col("kind") == "version")
                                           .select(*mt.CANONICAL_ARROW.names))
     canonical_dir = out / CANONICAL
-    delta_tables.write_partitioned(
-        canonical.sortWithinPartitions("kind", "table_name", "_key", "_dup", *mt.ORDER_FIELDS),
-        canonical_dir, state_format, ["kind", "table_name"], commit)
-    if state_format == "parquet":
-        _finish_files(canonical_dir)
+    # Kept, in the written order, while the statistics, typings and tables are made from it (the state is what is
+    # left of the events, a fraction of them): a read of the written table plans a Delta scan each time (snapshot,
+    # file listing), about a second of driver work whatever the size. Sorted by table, the cache's per-batch
+    # bounds let each table's read skip the other tables' batches.
+    in_order = canonical.sortWithinPartitions("kind", "table_name", "_key", "_dup", *mt.ORDER_FIELDS)
+    with persisted(in_order) as stored:
+        delta_tables.write_partitioned(stored, canonical_dir, state_format, ["kind", "table_name"], commit)
+        if state_format == "parquet":
+            _finish_files(canonical_dir)
 
-    stored = read_canonical(spark, canonical_dir)
-    stats = table_stats(stored)
-    names = sorted(set(stats) | set(ddls) | set(lists) | set(base_tables))
-    plans = {name: _table_plan(base_tables.get(name, {}), lists.get(name, []), ddls.get(name, []))
-             for name in names}
-    # Typed values must hold for every row written: the state, and with --history every version too.
-    live = stored.filter(~F.col("deleted"))
-    typings = plan_typings(spark, live if history else live.filter(F.col("kind") == "state"),
-                           {n: p["columns"] for n, p in plans.items()},
-                           {n: p["lineage"] for n, p in plans.items()} if history else None)
-    result_tables = {}
-    writes: list[Callable[[], None]] = []
-    for name in names:
-        plan = plans[name]
-        s = dict(stats.get(name, {"rows": 0, "tombstones": 0, "last_sequence": [], "last_position": None,
-                                  "last_event_time_ms": None}))
-        marks = [m for m in (s.pop("_order", None), plan["watermark"]) if m is not None]
-        state_rows = stored.filter((F.col("table_name") == name) & ~F.col("deleted") & (F.col("kind") == "state"))
-        writes.append(functools.partial(write_table, state_rows, typings[name], s["rows"], out / name,
-                                        state_format, commit))
-        if history:
-            writes.append(functools.partial(
-                write_history, stored.filter((F.col("table_name") == name) & (F.col("kind") == "version")),
-                typings[name], plan["lineage"], out / HISTORY / name, state_format, commit))
-        pk = plan["primary_key"]
-        row_id = plan["row_id"] if any(c.name == plan["row_id"] for c in plan["columns"]) else None
-        result_tables[name] = {
-            **s,
-            "primary_key": pk,
-            "identity": ("primary key" if pk and pk != [row_id] else
-                         row_id if row_id else "row hash (SHA-256 of the non-NULL column values)"),
-            "row_id": row_id,
-            "columns": [{**c.as_dict(), "family": t.family, "spark_type": t.spark_type,
-                         **({"note": note} if note else {})} for c, t, note in typings[name]],
-            "ddl_history": plan["ddl_history"],
-            # Highest order key applied to this table (data or DDL): [rank, sequence, source, partition,
-            # offset, index]. The next --base run ignores column declarations of events at or before it.
-            "watermark": _watermark_out(max(marks) if marks else None),
-        }
-    write_all(writes)
+        stats = table_stats(stored)
+        names = sorted(set(stats) | set(ddls) | set(lists) | set(base_tables))
+        plans = {name: _table_plan(base_tables.get(name, {}), lists.get(name, []), ddls.get(name, []))
+                 for name in names}
+        # Typed values must hold for every row written: the state, and with --history every version too.
+        live = stored.filter(~F.col("deleted"))
+        typings = plan_typings(spark, live if history else live.filter(F.col("kind") == "state"),
+                               {n: p["columns"] for n, p in plans.items()},
+                               {n: p["lineage"] for n, p in plans.items()} if history else None)
+        result_tables = {}
+        writes: list[Callable[[], None]] = []
+        for name in names:
+            plan = plans[name]
+            s = dict(stats.get(name, {"rows": 0, "tombstones": 0, "last_sequence": [], "last_position": None,
+                                      "last_event_time_ms": None}))
+            marks = [m for m in (s.pop("_order", None), plan["watermark"]) if m is not None]
+            state_rows = stored.filter((F.col("table_name") == name) & ~F.col("deleted") & (F.col("kind") == "state"))
+            writes.append(functools.partial(write_table, state_rows, typings[name], s["rows"], out / name,
+                                            state_format, commit))
+            if history:
+                writes.append(functools.partial(
+                    write_history, stored.filter((F.col("table_name") == name) & (F.col("kind") == "version")),
+                    typings[name], plan["lineage"], out / HISTORY / name, state_format, commit))
+            pk = plan["primary_key"]
+            row_id = plan["row_id"] if any(c.name == plan["row_id"] for c in plan["columns"]) else None
+            result_tables[name] = {
+                **s,
+                "primary_key": pk,
+                "identity": ("primary key" if pk and pk != [row_id] else
+                             row_id if row_id else "row hash (SHA-256 of the non-NULL column values)"),
+                "row_id": row_id,
+                "columns": [{**c.as_dict(), "family": t.family, "spark_type": t.spark_type,
+                             **({"note": note} if note else {})} for c, t, note in typings[name]],
+                "ddl_history": plan["ddl_history"],
+                # Highest order key applied to this table (data or DDL): [rank, sequence, source, partition,
+                # offset, index]. The next --base run ignores column declarations of events at or before it.
+                "watermark": _watermark_out(max(marks) if marks else None),
+            }
+        write_all(writes)
     state = {"format_version": FORMAT_VERSION, "history": history, "state_format": state_format,
              "inputs": {"replay": list(replays), "base": base, "tables": list(tables), "window": window},
              "tables": result_tables}
