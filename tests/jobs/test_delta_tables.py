@@ -80,3 +80,33 @@ def test_published_tables_hold_the_latest_verified_day_and_earlier_days_by_versi
     assert _verify(r2, bad, s1, tables, tmp_path / "v3.json") == 1
     assert "not published" in capsys.readouterr().err
     assert {DeltaTable(str(tables / n)).version() for n in w.final} == {1}
+
+
+def test_a_writer_whose_table_changed_during_its_write_is_refused_and_the_first_commit_stays(spark, tmp_path):
+    """Two writers of one stable table: Delta's optimistic commit refuses the one that finds a version committed
+    after it started, so the table holds the other writer's rows, never a mix and never a silent overwrite. The
+    other writer is delta-rs, committing from inside the Spark write's own job (after the transaction read its
+    snapshot, before it commits): the race made deterministic."""
+    import pyarrow as pa
+    from deltalake import write_deltalake
+
+    from cdc_jobs.io import delta_tables
+
+    table = tmp_path / "shop.customers"
+    delta_tables.write_table(spark.range(3).withColumnRenamed("id", "n"), table, "delta")
+
+    def other_writer_commits_first(batches):
+        for batch in batches:
+            if batch.num_rows and batch.column(0)[0].as_py() == 0:  # once, in the task holding n = 0
+                write_deltalake(str(table), pa.table({"n": pa.array([100], pa.int64())}), mode="overwrite")
+            yield batch
+
+    ours = spark.range(0, 5, numPartitions=1).withColumnRenamed("id", "n").mapInArrow(
+        other_writer_commits_first, "n long")
+    # Delta's ConcurrentModificationException family (here ConcurrentAppendException: the other commit added
+    # files this overwrite should have read).
+    with pytest.raises(Exception, match=r"io\.delta\.exceptions\.Concurrent\w+Exception"):
+        delta_tables.write_table(ours, table, "delta")
+    assert DeltaTable(str(table)).version() == 1  # ours never committed
+    assert DeltaTable(str(table)).to_pyarrow_table().column("n").to_pylist() == [100]
+    assert sorted(r["n"] for r in delta_tables.read_table(spark, table).collect()) == [100]
