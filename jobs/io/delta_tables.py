@@ -6,8 +6,8 @@ staged output (one version, whose commit carries the replay window as ``userMeta
 written before). ``publish`` copies the tables of a verified state into one stable Delta table per source table
 (``TABLES/<db.table>/``): each publish is one new version of that table, so the latest version is the latest
 verified state and every earlier day stays readable with ``VERSION AS OF`` (the version's ``userMetadata``
-names its window). Delta's optimistic commit refuses a second writer that committed first to the same table
-(``ConcurrentDeleteDeleteException`` for two overwrites); on S3 its default log store assumes one writing
+names its window). Delta's optimistic commit refuses a writer when another committed to the same table after it
+started (a ``ConcurrentModificationException``, e.g. ``ConcurrentAppendException``; tested); on S3 its default log store assumes one writing
 driver per table, which the scheduler gives (one run per pipeline and day, days in order).
 """
 
