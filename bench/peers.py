@@ -2,54 +2,164 @@
 it on the same archive in the same run (``bench/run.py``). They are deliberately plain and not exact (no dead
 letters, no accounting, values as the vendor's text): the yardstick, not a product.
 
-- replay peer, canal-json: ``from_json`` with an explicit schema -> explode ``data`` -> Parquet by table.
-- replay peer, dts-avro: fastavro over the container files inside ``mapInArrow`` -> one row per record with
-  before/after images as maps -> Parquet by table.
+- replay peers, JSON formats: ``from_json`` with the format's explicit schema -> one row per changed row
+  (``explode`` where a message carries several) with table, op and before/after images as maps (as strings where
+  the vendor ships a document as a string: MongoDB) -> Parquet by table. One function per row shape; per format
+  only its schema and where its table, op and images live.
+- replay peers, Avro formats: ``bench/avro_peers.py`` (fastavro inside ``mapInArrow``).
 - re-encode peer, canal-json -> oms-default: ``from_json`` -> explode -> ``to_json`` of the OMS shape -> text.
-- re-encode peer, dts-avro -> oms-default: fastavro -> orjson of the OMS shape -> text.
+- re-encode peer, dts-avro -> oms-default: ``bench/avro_peers.py``.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
+from typing import Callable
 
-import pyarrow as pa
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-CANAL_SCHEMA = T.StructType([
-    T.StructField("database", T.StringType()),
-    T.StructField("table", T.StringType()),
-    T.StructField("pkNames", T.ArrayType(T.StringType())),
-    T.StructField("es", T.LongType()),
-    T.StructField("ts", T.LongType()),
-    T.StructField("id", T.LongType()),
-    T.StructField("mysqlType", T.MapType(T.StringType(), T.StringType())),
-    T.StructField("sqlType", T.MapType(T.StringType(), T.IntegerType())),
-    T.StructField("type", T.StringType()),
-    T.StructField("isDdl", T.BooleanType()),
-    T.StructField("sql", T.StringType()),
-    T.StructField("data", T.ArrayType(T.MapType(T.StringType(), T.StringType()))),
-    T.StructField("old", T.ArrayType(T.MapType(T.StringType(), T.StringType()))),
-])
+from bench import avro_peers
+
+S, L = T.StringType(), T.LongType()
+ROW = T.MapType(S, S)  # a row image: column -> the vendor's value text
+ROWS = T.ArrayType(ROW)
 
 
-def _canal_rows(spark: SparkSession, archive: Path) -> DataFrame:
-    msgs = spark.read.text(str(archive)).select(F.from_json("value", CANAL_SCHEMA).alias("m")).select("m.*")
+def _struct(**fields: T.DataType) -> T.StructType:
+    return T.StructType([T.StructField(name, kind) for name, kind in fields.items()])
+
+
+def _rows_per_message(msgs: DataFrame, table: Column, op: Column, before: Column, after: Column) -> DataFrame:
+    """One message, one row (before/after image columns)."""
+    return msgs.select(table.alias("table_name"), op.alias("op"), before.alias("before"), after.alias("after"))
+
+
+def _rows_exploded(msgs: DataFrame, table: Column, op: Column, rows: str, befores: str) -> DataFrame:
+    """Messages carrying several rows (``rows``) with their before images at the same index (``befores``); a
+    delete carries its rows in ``befores`` only."""
+    has_rows = F.size(rows) > 0  # -1 for null
+    return msgs.select(table.alias("table_name"), op.alias("op"), has_rows.alias("_has_rows"),
+                       F.col(befores).alias("_befores"),
+                       F.posexplode_outer(F.when(has_rows, F.col(rows)).otherwise(F.col(befores)))
+                       .alias("row", "_image")) \
+        .select("table_name", "op", "row", F.get("_befores", "row").alias("before"),
+                F.when(F.col("_has_rows"), F.col("_image")).alias("after"))
+
+
+@dataclass(frozen=True)
+class JsonPeer:
+    schema: T.StructType
+    rows: Callable[[DataFrame], DataFrame]  # parsed messages -> table_name, op, before, after (+ what it keeps)
+
+
+def _replay_json(peer: JsonPeer, spark: SparkSession, archive: Path, out: Path) -> None:
+    msgs = spark.read.text(str(archive)).select(F.from_json("value", peer.schema).alias("m")).select("m.*")
+    peer.rows(msgs).write.mode("overwrite").partitionBy("table_name").parquet(str(out / "events"))
+
+
+def _dotted(*parts: str) -> Column:
+    return F.concat_ws(".", *parts)
+
+
+# -- canal family (Canal, DRS, CloudCanal): rows in a ``data`` array ------------------------------------------
+
+CANAL_SCHEMA = _struct(database=S, table=S, pkNames=T.ArrayType(S), es=L, ts=L, id=L, mysqlType=ROW,
+                       sqlType=T.MapType(S, T.IntegerType()), type=S, isDdl=T.BooleanType(), sql=S, data=ROWS,
+                       old=ROWS)
+DRS_SCHEMA = _struct(database=S, table=S, pkNames=T.ArrayType(S), es=L, ts=L, id=L, mysqlType=ROW, type=S,
+                     isDdl=T.BooleanType(), data=ROWS, old=ROWS)
+DRS_GAUSSDB_SCHEMA = _struct(database=S, table=S, pkNames=T.ArrayType(S), es=L, ts=L, id=L, columnType=ROW,
+                             opType=S, type=S, isDdl=T.BooleanType(), data=ROWS, old=ROWS)
+CLOUDCANAL_SCHEMA = _struct(db=S, schema=S, table=S, pks=T.ArrayType(S), execTs=L, dbValType=ROW, action=S,
+                            isDdl=T.BooleanType(), data=ROWS, before=ROWS)
+
+
+def _canal_rows(msgs: DataFrame) -> DataFrame:
     return msgs.select(
-        F.concat_ws(".", "database", "table").alias("table_name"), "type", "es", "id", "pkNames", "mysqlType",
+        _dotted("database", "table").alias("table_name"), "type", "es", "id", "pkNames", "mysqlType",
         F.posexplode_outer("data").alias("row", "after"), "old",
     ).withColumn("before", F.col("old")[F.col("row")]).drop("old")
 
 
-def replay_canal(spark: SparkSession, archive: Path, out: Path) -> None:
-    _canal_rows(spark, archive).write.mode("overwrite").partitionBy("table_name").parquet(str(out / "events"))
+def _drs_rows(msgs: DataFrame) -> DataFrame:
+    return _rows_exploded(msgs, _dotted("database", "table"), F.col("type"), "data", "old")
 
+
+def _cloudcanal_rows(msgs: DataFrame) -> DataFrame:
+    return _rows_exploded(msgs, _dotted("db", "table"), F.col("action"), "data", "before")
+
+
+# -- one row per message ----------------------------------------------------------------------------------------
+
+DEBEZIUM_SCHEMA = _struct(payload=_struct(before=ROW, after=ROW, op=S, ts_ms=L,
+                                          source=_struct(db=S, table=S, pos=L)))
+DEBEZIUM_BSON_SCHEMA = _struct(before=S, after=S, updateDescription=_struct(updatedFields=S), op=S, ts_ms=L,
+                               source=_struct(db=S, collection=S, ord=L))
+DATAWORKS_SCHEMA = _struct(schema=_struct(source=_struct(dbName=S, tableName=S)),
+                           payload=_struct(before=_struct(dataColumn=ROW), after=_struct(dataColumn=ROW),
+                                           sequenceId=S, op=S))
+DRS_MONGO_SCHEMA = _struct(id=L, op=S, db=S, coll=S, value=S, where=S, es=L)
+MAXWELL_SCHEMA = _struct(database=S, table=S, type=S, ts=L, data=ROW, old=ROW)
+OGG_SCHEMA = _struct(table=S, op_type=S, pos=S, before=ROW, after=ROW)
+OMS_SCHEMA = _struct(allMetaData=_struct(db=S, table_name=S, storeDataSequence=L), recordType=S, prevStruct=ROW,
+                     postStruct=ROW)
+OMS_DATAWORKS_SCHEMA = _struct(schema=_struct(source=_struct(dbName=S, table=S)),
+                               payload=_struct(op=S, scn=S, before=_struct(data=ROW), after=_struct(data=ROW)))
+OMS_SHAREPLEX_SCHEMA = _struct(meta=_struct(op=S, table=S, scn=S), data=ROW, key=ROW)
+
+c = F.col
+
+
+def _dataworks_rows(msgs: DataFrame) -> DataFrame:
+    # An update is two messages (UPDATE_BEFOR, UPDATE_AFTER); a plain job keeps the after image only.
+    return _rows_per_message(msgs.filter(c("payload.op") != "UPDATE_BEFOR"),
+                             _dotted("schema.source.dbName", "schema.source.tableName"), c("payload.op"),
+                             c("payload.before.dataColumn"), c("payload.after.dataColumn"))
+
+
+JSON_PEERS: dict[str, JsonPeer] = {
+    "canal-json": JsonPeer(CANAL_SCHEMA, _canal_rows),
+    "drs-json": JsonPeer(DRS_SCHEMA, _drs_rows),
+    "drs-json-c": JsonPeer(DRS_SCHEMA, _drs_rows),
+    "drs-gaussdb": JsonPeer(DRS_GAUSSDB_SCHEMA, _drs_rows),
+    "cloudcanal-json": JsonPeer(CLOUDCANAL_SCHEMA, _cloudcanal_rows),
+    "debezium-json": JsonPeer(DEBEZIUM_SCHEMA, lambda m: _rows_per_message(
+        m, _dotted("payload.source.db", "payload.source.table"), c("payload.op"), c("payload.before"),
+        c("payload.after"))),
+    # MongoDB documents stay the Extended JSON strings the connector ships (no ``bson`` package here).
+    "debezium-bson": JsonPeer(DEBEZIUM_BSON_SCHEMA, lambda m: _rows_per_message(
+        m, _dotted("source.db", "source.collection"), c("op"), c("before"),
+        F.coalesce(c("after"), c("updateDescription.updatedFields")))),
+    "drs-mongo": JsonPeer(DRS_MONGO_SCHEMA, lambda m: _rows_per_message(
+        m, _dotted("db", "coll"), c("op"), c("where"), c("value"))),
+    "dataworks-json": JsonPeer(DATAWORKS_SCHEMA, _dataworks_rows),
+    "maxwell-json": JsonPeer(MAXWELL_SCHEMA, lambda m: _rows_per_message(
+        m, _dotted("database", "table"), c("type"), c("old"), c("data"))),
+    "ogg-json": JsonPeer(OGG_SCHEMA, lambda m: _rows_per_message(
+        m, c("table"), c("op_type"), c("before"), c("after"))),
+    "oms-default": JsonPeer(OMS_SCHEMA, lambda m: _rows_per_message(
+        m, _dotted("allMetaData.db", "allMetaData.table_name"), c("recordType"), c("prevStruct"),
+        c("postStruct"))),
+    "oms-extend-column-type": JsonPeer(OMS_SCHEMA, lambda m: _rows_per_message(
+        m, _dotted("allMetaData.db", "allMetaData.table_name"), c("recordType"),
+        F.map_filter("prevStruct", lambda k, v: k != "__light_type"),
+        F.map_filter("postStruct", lambda k, v: k != "__light_type"))),
+    "oms-dataworks": JsonPeer(OMS_DATAWORKS_SCHEMA, lambda m: _rows_per_message(
+        m, _dotted("schema.source.dbName", "schema.source.table"), c("payload.op"), c("payload.before.data"),
+        c("payload.after.data"))),
+    "oms-shareplex": JsonPeer(OMS_SHAREPLEX_SCHEMA, lambda m: _rows_per_message(
+        m, c("meta.table"), c("meta.op"), c("key"), c("data"))),
+}
+
+
+# -- re-encode ---------------------------------------------------------------------------------------------------
 
 def reencode_canal_to_oms(spark: SparkSession, archive: Path, out: Path) -> None:
-    rows = _canal_rows(spark, archive)
+    msgs = spark.read.text(str(archive)).select(F.from_json("value", CANAL_SCHEMA).alias("m")).select("m.*")
+    rows = _canal_rows(msgs)
     seconds = (F.col("es") / 1000).cast("long").cast("string")
     pk = F.col("pkNames")[0]
     prev = F.when(F.col("type") == "UPDATE", F.map_concat(F.col("after"), F.coalesce(F.col("before"), F.create_map())))
@@ -68,107 +178,11 @@ def reencode_canal_to_oms(spark: SparkSession, archive: Path, out: Path) -> None
     rows.select(F.to_json(rec, {"ignoreNullFields": "false"}).alias("value")).write.mode("overwrite").text(str(out / "encoded"))
 
 
-# -- dts-avro ------------------------------------------------------------------------------------------------
-
-DTS_ROW = pa.schema([("table_name", pa.string()), ("op", pa.string()), ("id", pa.int64()),
-                     ("ts", pa.int64()), ("before", pa.map_(pa.string(), pa.string())),
-                     ("after", pa.map_(pa.string(), pa.string()))])
+def _json_replay(fmt: str) -> Callable[[SparkSession, Path, Path], None]:
+    return lambda spark, archive, out: _replay_json(JSON_PEERS[fmt], spark, archive, out)
 
 
-def _dts_text(v) -> str | None:
-    """The vendor value as text, roughly (a peer does not need the exact canonical text)."""
-    if v is None or not isinstance(v, dict):
-        return None if v is None else str(v)
-    if "value" in v:
-        val = v["value"]
-        if isinstance(val, bytes):
-            return val.decode("utf-8", "replace")  # a peer ignores the charset (utf8mb4 here)
-        return None if val is None else str(val)
-    if "timestamp" in v:
-        return f"{v['timestamp']}.{v.get('millis', 0):06d}"
-    if "year" in v:
-        return (f"{v.get('year') or 0:04d}-{v.get('month') or 0:02d}-{v.get('day') or 0:02d} "
-                f"{v.get('hour') or 0:02d}:{v.get('minute') or 0:02d}:{v.get('second') or 0:02d}")
-    return str(v)
-
-
-def _dts_images(rec: dict) -> tuple[dict | None, dict | None]:
-    names = [f["name"] for f in rec["fields"]] if isinstance(rec.get("fields"), list) else []
-
-    def image(side):
-        img = rec.get(side)
-        if not isinstance(img, list):
-            return None
-        return {n: _dts_text(v) for n, v in zip(names, img)}
-
-    return image("beforeImages"), image("afterImages")
-
-
-def _dts_records(paths: list[str]) -> Iterator[dict]:
-    import fastavro
-
-    for path in paths:
-        with open(path, "rb") as fh:
-            yield from fastavro.reader(fh)
-
-
-def _dts_replay_batches(batches) -> Iterator[pa.RecordBatch]:
-    for batch in batches:
-        cols: dict[str, list] = {n: [] for n in DTS_ROW.names}
-        for rec in _dts_records(batch.column("path").to_pylist()):
-            before, after = _dts_images(rec)
-            cols["table_name"].append(rec["objectName"])
-            cols["op"].append(rec["operation"])
-            cols["id"].append(rec["id"])
-            cols["ts"].append(rec["sourceTimestamp"])
-            cols["before"].append(before)
-            cols["after"].append(after)
-            if len(cols["op"]) >= 8192:
-                yield pa.RecordBatch.from_pydict(cols, schema=DTS_ROW)
-                cols = {n: [] for n in DTS_ROW.names}
-        if cols["op"]:
-            yield pa.RecordBatch.from_pydict(cols, schema=DTS_ROW)
-
-
-def _files(spark: SparkSession, archive: Path) -> DataFrame:
-    files = sorted(str(p) for p in archive.iterdir() if p.suffix == ".avro")
-    return spark.createDataFrame([(f,) for f in files], "path string").repartition(len(files))
-
-
-def replay_dts(spark: SparkSession, archive: Path, out: Path) -> None:
-    from pyspark.sql.pandas.types import from_arrow_schema
-
-    _files(spark, archive).mapInArrow(_dts_replay_batches, from_arrow_schema(DTS_ROW)) \
-        .write.mode("overwrite").partitionBy("table_name").parquet(str(out / "events"))
-
-
-def _dts_to_oms_batches(batches) -> Iterator[pa.RecordBatch]:
-    import orjson
-
-    for batch in batches:
-        lines = []
-        for rec in _dts_records(batch.column("path").to_pylist()):
-            before, after = _dts_images(rec)
-            db, _, table = (rec["objectName"] or "").partition(".")
-            op = rec["operation"]
-            lines.append(orjson.dumps({
-                "allMetaData": {"checkpoint": str(rec["sourceTimestamp"]), "record_primary_key": None,
-                                "source_identity": None, "record_primary_value": None, "dbType": None,
-                                "table_name": table, "db": db, "timestamp": str(rec["sourceTimestamp"]),
-                                "storeDataSequence": rec["id"]},
-                "recordType": "ROW" if op == "INIT" else op, "prevStruct": before, "postStruct": after,
-            }).decode())
-            if len(lines) >= 8192:
-                yield pa.RecordBatch.from_pydict({"value": lines})
-                lines = []
-        if lines:
-            yield pa.RecordBatch.from_pydict({"value": lines})
-
-
-def reencode_dts_to_oms(spark: SparkSession, archive: Path, out: Path) -> None:
-    _files(spark, archive).mapInArrow(_dts_to_oms_batches, "value string") \
-        .write.mode("overwrite").text(str(out / "encoded"))
-
-
-REPLAY = {"canal-json": replay_canal, "dts-avro": replay_dts}
-REENCODE = {("canal-json", "oms-default"): reencode_canal_to_oms, ("dts-avro", "oms-default"): reencode_dts_to_oms}
+REPLAY: dict[str, Callable[[SparkSession, Path, Path], None]] = {
+    **{fmt: _json_replay(fmt) for fmt in JSON_PEERS}, **avro_peers.REPLAY}
+REENCODE = {("canal-json", "oms-default"): reencode_canal_to_oms,
+            ("dts-avro", "oms-default"): avro_peers.reencode_dts_to_oms}

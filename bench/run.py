@@ -1,7 +1,7 @@
 """Benchmark: cdc-replay beside hand-written one-format Spark jobs ("peers", ``bench/peers.py``), on the same
 generated archives, in one run and one SparkSession, so a busy shared machine hits both sides alike.
 
-    python -m bench.run [--messages 1000000] [--formats canal-json,dts-avro] [--to-format oms-default]
+    python -m bench.run [--messages 1000000] [--formats canal-json,dts-avro,...] [--to-format oms-default]
                         [--steps replay,reencode,merge,merge-parquet] [--repeat 2] [--json out.json]
 
 Per step and format it prints ours, peer and the ratio peer/ours (>= 1.0 means we are as fast), with wall and
@@ -31,58 +31,81 @@ from pathlib import Path
 from typing import Callable, Optional
 
 from cdc_codecs import Position, get_codec
+from cdc_codecs.registry import available_formats
 from cdc_jobs.commands.sample import simulate
 
 
 # -- archives ------------------------------------------------------------------------------------------------
+# Each format in the form a user archives it: text formats as JSON lines; Avro formats without a registry as Avro
+# container files (what an Avro topic archived to object storage looks like); Confluent-framed Avro as the Kafka
+# dump of `cdc-replay archive` (base64 key/value per line) with the registry's schemas in ``_schemas``.
 
-def _day_messages(fmt: str) -> list[bytes]:
-    """One simulated day (snapshot + changes, two tables) encoded one event per message."""
-    w = simulate(1, "2024-01-01", rows=500, changes=5000)
+def _container_schema(fmt: str):
+    """The writer schema of a format archived as Avro container files, or None."""
+    if fmt == "dts-avro":
+        from cdc_codecs.dts.dts_avro import RECORD15
+
+        return RECORD15
+    if fmt == "oms-avro":
+        from cdc_codecs.oms.oms_avro import SCHEMA
+
+        return SCHEMA
+    return None
+
+
+def _day_messages(fmt: str, schemas: Optional[Path] = None, rows: int = 500,
+                  changes: int = 5000) -> list[tuple[Optional[bytes], bytes]]:
+    """One simulated day (snapshot of ``rows`` rows and ``changes`` changes, two tables) encoded one event at a
+    time, as (key, value); Avro schemas the codec makes by id go to ``schemas``."""
+    from cdc_jobs.io import codec_env
+
+    w = simulate(1, "2024-01-01", rows=rows, changes=changes)
     codec = get_codec(fmt)
-    return [m.value for e in w.snapshot + w.changes for m in codec.encode([e])]
+    with codec_env.schemas_written_to(schemas or Path(tempfile.gettempdir()) / "bench-schemas"):
+        return [(m.key, m.value) for e in w.snapshot + w.changes for m in codec.encode([e])]
 
 
-def build_lines_archive(fmt: str, messages: int, root: Path, files: int = 0) -> Path:
-    """Repeat one simulated day until the archive holds ``messages`` JSON lines, in ``files`` files (0: 100k
-    lines each)."""
-    encoded = _day_messages(fmt)
+def _write_parts(root: Path, messages: int, files: int, suffix: str, write: Callable[..., None]) -> Path:
+    """``messages`` messages in ``files`` files (0: 100k messages each); ``write(fh, first, n)`` writes one."""
     root.mkdir(parents=True, exist_ok=True)
     per_file = -(-messages // files) if files else 100_000
     written, part = 0, 0
     while written < messages:
         n = min(per_file, messages - written)
-        with open(root / f"part-{part:05d}.jsonl", "wb") as fh:
-            for i in range(n):
-                fh.write(encoded[(written + i) % len(encoded)] + b"\n")
+        with open(root / f"part-{part:05d}{suffix}", "wb") as fh:
+            write(fh, written, n)
         written += n
         part += 1
     return root
 
 
-def build_avro_archive(fmt: str, messages: int, root: Path, files: int = 0) -> Path:
-    """Avro container files (what an Avro topic archived to object storage looks like): the records of one
-    simulated day, repeated, written with the format's full writer schema."""
-    import fastavro
+def build_archive(fmt: str, messages: int, root: Path, files: int = 0, rows: int = 500,
+                  changes: int = 5000) -> Path:
+    """Repeat one simulated day of ``fmt`` until the archive under ``root`` holds ``messages`` messages."""
+    import base64
 
-    from cdc_codecs.dts.dts_avro import RECORD15  # the writer schema of the bench's Avro format
-    from cdc_codecs.shared.avro import avro_loads
+    encoded = _day_messages(fmt, root / "_schemas", rows, changes)
+    pick = lambda first, n: (encoded[(first + i) % len(encoded)] for i in range(n))  # noqa: E731
+    schema = _container_schema(fmt)
+    if schema is not None:
+        import fastavro
 
-    records = [avro_loads(RECORD15, m)[0] for m in _day_messages(fmt)]
-    root.mkdir(parents=True, exist_ok=True)
-    per_file = -(-messages // files) if files else 100_000
-    written, part = 0, 0
-    while written < messages:
-        n = min(per_file, messages - written)
-        with open(root / f"part-{part:05d}.avro", "wb") as fh:
-            fastavro.writer(fh, RECORD15, (records[(written + i) % len(records)] for i in range(n)),
-                            codec="null")
-        written += n
-        part += 1
-    return root
+        from cdc_codecs.shared.avro import avro_loads
 
+        records = [avro_loads(schema, value)[0] for _, value in encoded]
+        return _write_parts(root, messages, files, ".avro", lambda fh, first, n: fastavro.writer(
+            fh, schema, (records[(first + i) % len(records)] for i in range(n)), codec="null"))
+    if get_codec(fmt).capabilities.binary:
+        def dump(fh, first, n):
+            for key, value in pick(first, n):
+                line = {"value": base64.b64encode(value).decode()}
+                if key is not None:
+                    line["key"] = base64.b64encode(key).decode()
+                fh.write(json.dumps(line).encode() + b"\n")
 
-ARCHIVES: dict[str, Callable[..., Path]] = {"canal-json": build_lines_archive, "dts-avro": build_avro_archive}
+        return _write_parts(root, messages, files, ".dump.jsonl", dump)
+    return _write_parts(root, messages, files, ".jsonl",
+                        lambda fh, first, n: fh.writelines(value + b"\n" for _, value in pick(first, n)))
 
 
 # -- measuring -----------------------------------------------------------------------------------------------
@@ -236,6 +259,9 @@ STEPS: dict[str, tuple[Callable[[Ctx], None], Callable[[Ctx], None]]] = {
     # The same merge writing plain Parquet files: what Delta's log and statistics cost beside it.
     "merge-parquet": (ours_merge_parquet, peer_merge),
 }
+# Steps measured only for some formats (where their peers exist); replay runs for every format.
+STEP_FORMATS = {"reencode": ("canal-json", "dts-avro"), "merge": ("canal-json", "dts-avro"),
+                "merge-parquet": ("canal-json", "dts-avro")}
 
 
 def run_step(step: str, ctx: Ctx, repeat: int, warmup: bool = True) -> dict:
@@ -257,7 +283,7 @@ def bench_codec(fmt: str, archive: Path, limit: int = 100_000) -> dict:
     import orjson
 
     codec = get_codec(fmt)
-    lines = next(iter(sorted(archive.iterdir()))).read_bytes().splitlines()[:limit]
+    lines = next(p for p in sorted(archive.iterdir()) if p.is_file()).read_bytes().splitlines()[:limit]
     cpu = time.process_time()
     for line in lines:
         orjson.loads(line)
@@ -285,7 +311,9 @@ def table(results: list[dict]) -> str:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--messages", type=int, default=1_000_000)
-    ap.add_argument("--formats", default="canal-json,dts-avro")
+    ap.add_argument("--formats", default=",".join(available_formats()),
+                    help="formats to measure (default: all); re-encode and merge only for " +
+                    ", ".join(STEP_FORMATS["merge"]))
     ap.add_argument("--to-format", default="oms-default", help="target of the re-encode step")
     ap.add_argument("--steps", default=",".join(STEPS))
     ap.add_argument("--repeat", type=int, default=2, help="measured runs per side (after one warm-up)")
@@ -298,18 +326,27 @@ def main() -> None:
     from cdc_jobs.spark import session
 
     spark = session("cdc-replay bench")
-    results, codecs = [], {}
+    results, codecs, failed = [], {}, []
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in args.formats.split(","):
-            archive = ARCHIVES[fmt](fmt, args.messages, Path(tmp) / fmt, args.files)
+            archive = build_archive(fmt, args.messages, Path(tmp) / fmt, args.files)
             codecs[fmt] = bench_codec(fmt, archive)
             ctx = Ctx(fmt, archive, args.to_format, Path(tmp) / "out", args.messages, spark)
             for step in args.steps.split(","):
-                results.append(run_step(step, ctx, args.repeat, not args.no_warmup))
+                if fmt not in STEP_FORMATS.get(step, (fmt,)):
+                    continue
+                try:
+                    results.append(run_step(step, ctx, args.repeat, not args.no_warmup))
+                except Exception as exc:  # noqa: BLE001 - one broken step is reported; the others still run
+                    failed.append(f"{step} {fmt}: {exc!r}")
+                    print(f"FAILED {failed[-1]}", flush=True)
+                    continue
                 print(table(results[-1:]), flush=True)
             shutil.rmtree(archive)
             shutil.rmtree(archive.parent / f"{fmt}-replayed", ignore_errors=True)
     print(table(results))
+    for line in failed:
+        print(f"FAILED {line}")
     print(json.dumps({"codec_one_core": codecs}, indent=1))
     if args.json:
         Path(args.json).write_text(json.dumps({"results": results, "codec_one_core": codecs}, indent=1))
