@@ -9,7 +9,7 @@ Row shapes:
   EVENT    one canonical event (``records.to_record``): what replay writes and merge/verify read.
   DECODED  EVENT plus the dead-letter columns: the decode step's output, before it is split in two.
   ENCODED  one re-encoded message, or a dead letter for an event the target format cannot carry a value of.
-  ENCODED_KEYED  ENCODED plus the event's routing key and order, when the decode tasks encode (key-scope targets).
+  ENCODED_KEYED  ENCODED plus the event's routing key and order (``encode_each``, key-scope targets).
 
 To add an event field (e.g. a format-neutral flag that merge reads), append it to ``EVENT_ARROW`` here and fill
 it in ``records.to_record``/``from_record`` and the decode column builder; every schema below follows.

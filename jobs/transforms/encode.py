@@ -10,10 +10,9 @@ encoder streams over Arrow batches, holding at most one source message back: mem
 not by the table. Output is the same on every run for the same input and ``partitions``.
 
 A "key" target writes each event's messages on their own (no message packs events), so its messages do not depend
-on their neighbours: where the decode tasks write events/ themselves, they also encode (``encode_each``) and keep
-each message's routing key and canonical place beside it, and the re-encode shuffles and sorts those messages
-(``in_key_order``) instead of reading the events back: the same files, lines and order as ``encode``, without
-the events' images crossing into the JVM, through the shuffle and back to Python.
+on their neighbours, and where the source already gives each key's events in order (a Kafka partition, an archive
+file read in offset order) they are encoded where they were decoded (``in_source_order``: ``encode_each`` over the
+same partitions, no shuffle and no sort). Every key's messages then come in the order its events were read.
 
 An event the target cannot encode (a value out of its range, an op it has no way to express, a codec bug) becomes
 an encode dead letter row (``el_*`` columns set) instead of aborting the job; the rest of its source message is
@@ -39,11 +38,11 @@ from cdc_codecs.event_schema import ENCODED_ARROW, ENCODED_KEYED_ARROW, EVENT_FI
 from cdc_codecs.records import declared_columns, events_from_batch, events_from_columns, to_record
 from cdc_codecs.shared import arrow_json
 
-from cdc_jobs.schemas import ENCODED_SPARK
+from cdc_jobs.schemas import ENCODED_KEYED_SPARK, ENCODED_SPARK
 from cdc_jobs.transforms.gc_pause import paused_gc
 
 __all__ = ["ENCODED_ARROW", "ENCODED_SPARK", "encode", "encode_batches", "encode_each", "encode_events",
-           "in_key_order", "route_key", "route_keys", "source_headers", "task_count"]
+           "in_source_order", "route_key", "route_keys", "source_headers", "task_count"]
 
 
 def _source_headers(source: str, partition: int, offset: int) -> list[dict]:
@@ -263,8 +262,8 @@ def encode_each(fmt: str, events: pa.RecordBatch) -> pa.RecordBatch | None:
     column-wise path (``Codec.plain_columns``) takes the whole batch where it can; otherwise its row path
     (``Codec.plain_messages``) is tried on the whole batch and then event by event, and ``encode_events`` takes
     the rest. Every message carries its event's table, routing key and canonical place (sequence, position, then
-    its own place among the event's messages), which is all ``in_key_order`` needs to put it where ``encode`` would
-    have; what the event already holds as Arrow columns is taken from the batch, not rebuilt from Python values."""
+    its own place among the event's messages); what the event already holds as Arrow columns is taken from the
+    batch, not rebuilt from Python values."""
     n = events.num_rows
     if not n:
         return None
@@ -418,14 +417,17 @@ def encode(events: DataFrame, fmt: str, partitions: int) -> DataFrame:
     return ordered.mapInArrow(lambda it: encode_batches(fmt, it), ENCODED_SPARK)
 
 
-def in_key_order(keyed: DataFrame, partitions: int) -> DataFrame:
-    """ENCODED_KEYED rows (``encode_each``) -> ENCODED rows partitioned and ordered as ``encode`` partitions and
-    orders a "key" target's messages: hashed by the event's table and routing key, each task in the canonical
-    order of the events, an event's messages in turn. The source headers are added here (``source_headers``);
-    a job that does not read them (the file lines) never computes them."""
-    ordered = (keyed.repartition(partitions, F.col("route_table"), F.col("route_key"))
-               .sortWithinPartitions(*ORDER_COLUMNS, "msg_index"))
-    return ordered.select(*[source_headers().alias(n) if n == "headers" else F.col(n) for n in ENCODED_ARROW.names])
+def in_source_order(events: DataFrame, fmt: str) -> DataFrame:
+    """EVENT rows in source order -> ENCODED rows in the same partitions and order, for a "key" target: each
+    task encodes its own events (``encode_each``), so a key read in order by one task keeps that order."""
+    def encoded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            keyed = encode_each(fmt, batch)
+            if keyed is not None:
+                yield keyed
+
+    keyed = events.select(*EVENT_FIELDS).mapInArrow(encoded, ENCODED_KEYED_SPARK)
+    return keyed.select(*[source_headers().alias(n) if n == "headers" else F.col(n) for n in ENCODED_ARROW.names])
 
 
 def messages(encoded: DataFrame) -> DataFrame:

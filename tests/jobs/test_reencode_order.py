@@ -1,7 +1,7 @@
-"""A re-encode into a target that needs only per-key order is encoded by the decode tasks (``encode.encode_each``)
-and its messages shuffled and sorted (``encode.in_key_order``): what a user gets must be exactly what encoding
-after the events' shuffle gives (``encode.encode``): the same files with the same lines in the same order, the same
-encode dead letters in the same files, and the same counts."""
+"""Re-encode order. A target that needs only per-key order is encoded where the events were decoded
+(``encode.in_source_order``): each key's messages come in the order its events were read, with no shuffle or sort,
+and the messages, dead letters and counts are the ones encoding after the events' shuffle (``encode.encode``)
+gives, only placed in other files. A target that groups rows or transactions is shuffled and sorted."""
 
 from __future__ import annotations
 
@@ -19,8 +19,8 @@ from cdc_codecs.registry import available_formats
 from cdc_jobs import cli
 from cdc_jobs.commands import replay as replay_command
 from cdc_jobs.commands.sample import simulate, write_archive
-from cdc_jobs.schemas import ENCODED_KEYED_SPARK, ENCODED_SPARK, EVENT_SPARK
-from cdc_jobs.transforms.encode import encode, encode_each, in_key_order, route_key, route_keys, routing_key
+from cdc_jobs.schemas import ENCODED_SPARK, EVENT_SPARK
+from cdc_jobs.transforms.encode import encode, in_source_order, route_key, route_keys, routing_key
 
 from tests.jobs.test_reencode_split_and_dead_letters import debezium_lines
 
@@ -69,51 +69,48 @@ def archive(tmp_path_factory) -> Path:
     return root
 
 
-def _replay(monkeypatch, where_decoded: bool, *args: str) -> None:
-    real = replay_command.events_here
+def _replay(monkeypatch, in_order: bool, *args: str) -> None:
+    real = replay_command.encodes_in_source_order
     taken = []
 
     def spy(*a, **k):
-        here = real(*a, **k)
-        taken.append(here is not None and here.encode is not None)
-        return here
+        taken.append(real(*a, **k) and in_order)
+        return taken[-1]
 
-    monkeypatch.setattr(replay_command, "events_here", spy)
-    if not where_decoded:  # the decode tasks still write events/; only the encoding moves after the shuffle
-        monkeypatch.setattr(replay_command, "encodes_where_decoded", lambda target: False)
+    monkeypatch.setattr(replay_command, "encodes_in_source_order", spy)
     assert cli.main(["replay", *args]) == 0
     monkeypatch.undo()
-    assert taken == [where_decoded]
+    assert taken == [in_order]
 
 
 def _outputs(out: Path) -> dict:
-    """Every file a user reads of a re-encode, as they would compare them: files by name, lines in order."""
-    got = {f.name: f.read_bytes() for f in sorted((out / "encoded").glob("part-*"))}
-    for f in sorted((out / "encoded_dead_letters").glob("part-*.parquet")):
-        got["encoded_dead_letters/" + f.name.split("-")[1]] = pq.read_table(f).to_pylist()
-    counts = json.loads((out / "counts.json").read_text())
-    got["counts"] = counts
-    for scratch in (replay_command.ENCODING, replay_command.COUNTING, replay_command.TALLYING):  # never published
-        assert not (out / scratch).exists()
-    return got
+    """Every message and encode dead letter of a re-encode (in any file: the two ways place them differently),
+    and the counts."""
+    lines = sorted(x for f in (out / "encoded").glob("part-*") for x in f.read_bytes().splitlines())
+    dead = sorted((r for f in (out / "encoded_dead_letters").glob("part-*.parquet")
+                   for r in pq.read_table(f).to_pylist()),
+                  key=lambda r: (r["pos_source"], r["pos_offset"], r["pos_index"] or 0))
+    assert sorted(p.name for p in out.iterdir()) == ["_SUCCESS", "_cdc_replay.json", "checkpoint.json", "counts.json",
+                                                      "dead_letters", "encoded", "encoded_dead_letters", "events"]
+    return {"lines": lines, "dead": dead, "counts": json.loads((out / "counts.json").read_text()),
+            "files": len(list((out / "encoded").glob("part-*")))}
 
 
 def _same_both_ways(tmp_path: Path, monkeypatch, args: list[str]) -> dict:
-    _replay(monkeypatch, True, *args, "--out", str(tmp_path / "decoded"))
-    _replay(monkeypatch, False, *args, "--out", str(tmp_path / "after"))
-    here, after = _outputs(tmp_path / "decoded"), _outputs(tmp_path / "after")
-    assert here == after
+    _replay(monkeypatch, True, *args, "--out", str(tmp_path / "in-order"))
+    _replay(monkeypatch, False, *args, "--out", str(tmp_path / "shuffled"))
+    here, after = _outputs(tmp_path / "in-order"), _outputs(tmp_path / "shuffled")
+    assert {k: v for k, v in here.items() if k != "files"} == {k: v for k, v in after.items() if k != "files"}
     return here
 
 
 @pytest.mark.parametrize("target", KEY_TARGETS)
-def test_messages_encoded_where_decoded_are_the_files_encoding_after_the_shuffle_writes(archive, tmp_path,
-                                                                                        monkeypatch, target):
+def test_messages_encoded_in_source_order_are_the_messages_encoding_after_the_shuffle_writes(archive, tmp_path,
+                                                                                             monkeypatch, target):
     got = _same_both_ways(tmp_path, monkeypatch, ["--source", str(archive), "--format", "canal-json",
                                                   "--to-format", target])
-    lines = [x for name, v in got.items() if name.startswith("part-") for x in v.splitlines()]
-    assert len([k for k in got if k.startswith("part-")]) > 1  # several tasks, so the placement is compared too
-    assert len(lines) == got["counts"]["encoded"]["messages"] > 250
+    assert got["files"] > 1  # one a source file
+    assert len(got["lines"]) == got["counts"]["encoded"]["messages"] > 250
 
 
 def test_a_window_tables_and_encode_dead_letters_are_the_same_both_ways(tmp_path, monkeypatch):
@@ -122,7 +119,7 @@ def test_a_window_tables_and_encode_dead_letters_are_the_same_both_ways(tmp_path
     source.write_bytes(b"\n".join(debezium_lines() * 3) + b"\n")
     got = _same_both_ways(tmp_path, monkeypatch, ["--source", str(source), "--format", "debezium-json",
                                                   "--to-format", "dataworks-json", "--tables", "appdb.*"])
-    dead = [r for k, v in got.items() if k.startswith("encoded_dead_letters/") for r in v]
+    dead = got["dead"]
     assert [(d["op"], d["el_field"]) for d in dead] == [("UPDATE", "payload.before")] * 3
     assert got["counts"]["encoded"]["dead_letters"] == 3
 
@@ -149,10 +146,10 @@ def test_the_routing_key_of_an_event_is_the_one_spark_computes():
         assert route_keys(batch.slice(start, 40)).to_pylist() == want[start:start + 40]
 
 
-def test_the_sink_gets_the_same_keys_headers_and_order_from_every_task(archive, tmp_path):
-    """What ``--sink`` sends is the ENCODED frame itself: the same rows (key, value, headers) in the same task, in
-    the same order, both ways. Only ``pos_index`` may differ, and no output shows it: after the shuffle a message
-    carries the index of the first event of its source message in that task, here its own event's."""
+def test_every_key_target_encodes_the_same_rows_in_source_order_as_after_the_shuffle(archive, tmp_path):
+    """What ``--sink`` or the file lines take is the ENCODED frame: the same rows (key, value, headers, dead
+    letters) both ways, for every key target's bytes. Only ``pos_index`` may differ, and no output shows it: after
+    the shuffle a message carries the index of the first event of its source message, here its own event's."""
     from pyspark.sql import functions as F
 
     from cdc_jobs.spark import session
@@ -163,22 +160,13 @@ def test_the_sink_gets_the_same_keys_headers_and_order_from_every_task(archive, 
     columns = [c for c in ENCODED_SPARK.fieldNames() if c != "pos_index"]
     for target in ALL_KEY_TARGETS:  # in one process: every target's bytes
         carried = events.where(F.col("op").isin(replay_command.carried_ops(get_codec(target))))
-        keyed = carried.mapInArrow(
-            lambda batches, fmt=target: (b for b in (encode_each(fmt, x) for x in batches) if b is not None),
-            ENCODED_KEYED_SPARK)
-        # In random order first: the messages' order must come from their keys alone (an UPDATE's two DataWorks
-        # messages share their event's place and differ in msg_index), not from the order they were written in.
-        # (Checkpointed: Spark drops a sort that a shuffle follows.)
-        shuffled = keyed.orderBy(F.rand(7)).localCheckpoint()
-        got = [in_key_order(shuffled, 5), encode(carried, target, 5)]
-        here, after = ([tuple(r) for r in df.select(F.spark_partition_id(), *columns).collect()] for df in got)
+        here, after = (sorted((tuple(r) for r in df.select(*columns).collect()), key=repr)
+                       for df in (in_source_order(carried, target), encode(carried, target, 5)))
         assert here == after, target
-        assert len({r[0] for r in here}) > 1 and all(r[columns.index("headers") + 1] for r in here
-                                                     if r[columns.index("el_reason") + 1] is None)
+        assert all(r[columns.index("headers")] for r in here if r[columns.index("el_reason")] is None)
 
 
-def test_over_the_dead_letter_budget_no_message_is_published_and_no_scratch_is_left(archive, tmp_path, capsys):
-    """The decode tasks encode before the budget is known; past it, what they encoded must go with the stage."""
+def test_over_the_dead_letter_budget_no_message_is_published(archive, tmp_path, capsys):
     out = tmp_path / "out"
     rc = cli.main(["replay", "--source", str(archive), "--format", "canal-json", "--to-format", "oms-default",
                    "--max-dead-letters", "0", "--out", str(out)])
@@ -186,7 +174,54 @@ def test_over_the_dead_letter_budget_no_message_is_published_and_no_scratch_is_l
     assert not out.exists()
     rejected = Path(str(out) + ".rejected")
     assert {"REJECTED", "counts.json", "dead_letters"} <= {p.name for p in rejected.iterdir()}
-    left = [p for p in tmp_path.rglob("*")
-            if p.name in (replay_command.ENCODING, replay_command.COUNTING, replay_command.TALLYING, "encoded",
-                          "events")]
+    left = [p for p in tmp_path.rglob("*") if p.name in ("encoded", "events")]
     assert not left, left
+
+
+def _ordered_archive(root: Path) -> Path:
+    """Two files of one table; four keys changed in turn, each change's ``v`` its step. Keys 1-3 change in time
+    order; key 4's event times run backwards, so for it the source order and the canonical (time) order differ."""
+    es = 1704067200000
+    for part, steps in enumerate((range(0, 40), range(40, 80))):
+        lines = []
+        for step in steps:
+            key = step % 4 + 1
+            first = step < 4
+            at = es + (400_000 - step * 1000 if key == 4 else step * 1000)
+            lines.append(_packed_canal(step + 1, [{"id": str(key), "v": str(step)}],
+                                       None if first else [{"v": str(step - 4)}], "INSERT" if first else "UPDATE", at))
+        (root / f"part-{part:05d}.jsonl").write_bytes(b"\n".join(lines) + b"\n")
+    return root
+
+
+def _steps_per_key(encoded: Path, fmt: str, out: Path) -> dict[str, list[int]]:
+    """Each key's ``v`` values in the order a consumer reads the messages: files by name, lines in order."""
+    from pyspark.sql import functions as F
+
+    from cdc_jobs.spark import session
+
+    assert cli.main(["replay", "--source", str(encoded), "--format", fmt, "--out", str(out)]) == 0
+    rows = (session().read.schema(EVENT_SPARK).parquet(str(out / "events"))
+            .select(F.col("after")["id"].alias("id"), F.col("after")["v"].alias("v"), "pos_source", "pos_offset",
+                    "pos_index")
+            .orderBy("pos_source", "pos_offset", "pos_index").collect())
+    got: dict[str, list[int]] = {}
+    for r in rows:
+        got.setdefault(r["id"], []).append(int(r["v"]))
+    return got
+
+
+@pytest.mark.parametrize("target", ["oms-default", "canal-json"])
+def test_each_key_keeps_its_source_order(tmp_path, target):
+    """A key-order target (oms-default) keeps each key's messages in the order they were read, even where their
+    times run backwards (key 4); a target that groups rows (canal-json) is sorted into canonical order, which is
+    the source order wherever the times agree with it."""
+    (tmp_path / "archive").mkdir()
+    archive = _ordered_archive(tmp_path / "archive")
+    assert cli.main(["replay", "--source", str(archive), "--format", "canal-json", "--to-format", target,
+                     "--out", str(tmp_path / "out")]) == 0
+    got = _steps_per_key(tmp_path / "out" / "encoded", target, tmp_path / "again")
+    source = {str(k): [s for s in range(80) if s % 4 + 1 == k] for k in range(1, 5)}
+    assert {k: got[k] for k in "123"} == {k: source[k] for k in "123"}
+    sorted_by_time = list(reversed(source["4"]))
+    assert got["4"] == (source["4"] if get_codec(target).capabilities.order_scope == "key" else sorted_by_time)
