@@ -9,18 +9,16 @@ import json
 from pathlib import Path
 
 import orjson
-import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
 from cdc_codecs import get_codec
-from cdc_codecs.event_schema import EVENT_ARROW
 from cdc_codecs.registry import available_formats
 from cdc_jobs import cli
 from cdc_jobs.commands import replay as replay_command
 from cdc_jobs.commands.sample import simulate, write_archive
 from cdc_jobs.schemas import ENCODED_SPARK, EVENT_SPARK
-from cdc_jobs.transforms.encode import encode, in_source_order, route_key, route_keys, routing_key
+from cdc_jobs.transforms.encode import encode, in_source_order
 
 from tests.jobs.test_reencode_split_and_dead_letters import debezium_lines
 
@@ -122,28 +120,6 @@ def test_a_window_tables_and_encode_dead_letters_are_the_same_both_ways(tmp_path
     dead = got["dead"]
     assert [(d["op"], d["el_field"]) for d in dead] == [("UPDATE", "payload.before")] * 3
     assert got["counts"]["encoded"]["dead_letters"] == 3
-
-
-def test_the_routing_key_of_an_event_is_the_one_spark_computes():
-    from cdc_jobs.spark import session
-
-    images = [None, {}, {"id": "1"}, {"id": None}, {"id": ""}, {"id": "2", "k": "x"}, {"k": "y"}]
-    rows = [(pk, b, a) for pk in (None, [], ["id"], ["id", "k"], ["k", "id"], ["missing"])
-            for b in images for a in images]
-    spark = session()
-    frame = spark.createDataFrame(rows, "primary_key array<string>, before map<string,string>, "
-                                        "after map<string,string>")
-    want = [r[0] for r in frame.select(routing_key()).collect()]
-    pairs = [(pk, None if b is None else list(b.items()), None if a is None else list(a.items())) for pk, b, a in rows]
-    assert [route_key(*r) for r in pairs] == want  # images as the batch columns hold them: lists of pairs
-    assert len(set(want)) > 6
-    batch = pa.RecordBatch.from_pydict({"primary_key": [r[0] for r in pairs], "before": [r[1] for r in pairs],
-                                        "after": [r[2] for r in pairs]},
-                                       schema=pa.schema([f for f in EVENT_ARROW if f.name in ("primary_key", "before",
-                                                                                             "after")]))
-    assert route_keys(batch).to_pylist() == want  # column-wise, as encode_each computes them
-    for start in (1, 50, 200):  # a slice of a batch: offsets into its lists and maps
-        assert route_keys(batch.slice(start, 40)).to_pylist() == want[start:start + 40]
 
 
 def test_every_key_target_encodes_the_same_rows_in_source_order_as_after_the_shuffle(archive, tmp_path):
