@@ -114,7 +114,6 @@ class PlainColumns:
     table: Any  # pa.StringArray, the qualified table
     op: Any  # pa.StringArray, the message's record type
     taken: Any  # pa.BooleanArray, never NULL
-    keys: Any = None  # the ``shared.arrow_json.BatchKeys`` built on the way, for the caller's routing keys
 
 
 class Codec:

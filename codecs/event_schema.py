@@ -9,7 +9,7 @@ Row shapes:
   EVENT    one canonical event (``records.to_record``): what replay writes and merge/verify read.
   DECODED  EVENT plus the dead-letter columns: the decode step's output, before it is split in two.
   ENCODED  one re-encoded message, or a dead letter for an event the target format cannot carry a value of.
-  ENCODED_KEYED  ENCODED plus the event's routing key and order, when the decode tasks encode (key-scope targets).
+  ENCODED_HEADLESS  ENCODED without the headers (``encode_each``, key-scope targets).
 
 To add an event field (e.g. a format-neutral flag that merge reads), append it to ``EVENT_ARROW`` here and fill
 it in ``records.to_record``/``from_record`` and the decode column builder; every schema below follows.
@@ -115,14 +115,8 @@ ENCODED_ARROW = pa.schema([
     ("pos_offset", pa.int64()),
     ("pos_index", pa.int32()),
 ])
-# ENCODED rows made by the task that decoded their events, for a target whose order scope is "key" (no message
-# packs several events): each message keyed and placed as the re-encode's shuffle and sort need it, so that the
-# messages are shuffled and sorted instead of the events they came from.
-ENCODED_KEYED_ARROW = pa.schema([f for f in ENCODED_ARROW if f.name != "headers"] + [  # headers: from pos_*
-    ("route_table", pa.string()),  # the event's table_name ...
-    ("route_key", pa.string()),  # ... and primary-key values (``encode.routing_key``): the hash partitioning
-    ("sequence", pa.list_(SEQUENCE_COMPONENT)),  # the event's sequence: with pos_*, its place in ORDER_COLUMNS
-    ("msg_index", pa.int32()),  # the message's place among its event's messages (a DataWorks update writes two)
-])
+# ENCODED rows of a target whose order scope is "key", encoded event by event where the events were decoded
+# (``encode.encode_each``): the headers are added by Spark from pos_* (``encode.source_headers``).
+ENCODED_HEADLESS_ARROW = pa.schema([f for f in ENCODED_ARROW if f.name != "headers"])
 ENCODED_DEAD_LETTER_COLUMNS = ["table_name", "op", "pos_source", "pos_partition", "pos_offset", "pos_index",
                                "el_field", "el_reason", "el_event"]

@@ -12,9 +12,7 @@ Output goes to stderr:
   Records read are counted where Spark reads them (source stages; a shuffle's rows are not counted again). A
   command whose Spark jobs read their input more than once shows every pass: the count is Spark's reading
   work, which is what the rate and the remaining time depend on. Only the command's own jobs count: in a
-  shared SparkSession (bench, tests) the jobs that ran before the command started are left out, and so are the
-  records of jobs run inside ``scratch_reads`` (a replay reading back the scratch tables its decode tasks wrote),
-  so a replay that reads its archive once shows the archive's records once.
+  shared SparkSession (bench, tests) the jobs that ran before the command started are left out.
 ``CDC_REPLAY_PROGRESS=plain|bar|off`` forces a style (the Airflow operator sets ``plain``).
 
 Nothing here is imported until a job runs; the thread waits for the job to start its SparkContext, so commands
@@ -27,28 +25,11 @@ import os
 import sys
 import threading
 import time
-from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import Any, Callable, Iterable, Iterator, Optional, TextIO
+from typing import Any, Callable, Iterable, Optional, TextIO
 
 ENV_STYLE = "CDC_REPLAY_PROGRESS"
 ENV_INTERVAL = "CDC_REPLAY_PROGRESS_INTERVAL"
-# The Spark job group of jobs whose records are not the command's input (``scratch_reads``).
-SCRATCH_GROUP = "cdc-replay:scratch-reads"
-_GROUP = "spark.jobGroup.id"
-
-
-@contextmanager
-def scratch_reads(sc: Any) -> Iterator[None]:
-    """The Spark jobs this thread runs inside read what the command itself wrote (a scratch table), not its
-    input: their stages and tasks show, their records are not counted again. The thread's job group is restored
-    after."""
-    before = sc.getLocalProperty(_GROUP)
-    sc.setLocalProperty(_GROUP, SCRATCH_GROUP)
-    try:
-        yield
-    finally:
-        sc.setLocalProperty(_GROUP, before)
 
 
 @dataclass(frozen=True)
@@ -89,7 +70,6 @@ class SparkStatus:
         self._done: dict[int, tuple[int, int, int]] = {}  # stage id -> (tasks, completed tasks, input records)
         self._skipped: set[int] = set()
         self._finished_jobs: dict[int, tuple[int, ...]] = {}
-        self._scratch_stages: set[int] = set()  # stages of jobs in SCRATCH_GROUP: their records are not input
 
     def _records(self, stage_id: int, attempt: int) -> int:
         """Records a source stage has read. Stages that read a shuffle count nothing (their rows were counted
@@ -108,9 +88,7 @@ class SparkStatus:
     def snapshot(self, started: float) -> Snapshot:
         stage_ids: set[int] = set()
         finished: set[int] = set()  # stages of finished jobs: done, or skipped (their output was reused)
-        # Jobs without a group, and the command's scratch reads (a group's jobs are listed only by its name).
-        scratch_jobs = set(self.tracker.getJobIdsForGroup(SCRATCH_GROUP))
-        for job_id in [*self.tracker.getJobIdsForGroup(None), *scratch_jobs]:
+        for job_id in self.tracker.getJobIdsForGroup(None):  # jobs without a group: the command's own
             if job_id in self._earlier_jobs:
                 continue
             if job_id in self._finished_jobs:  # a finished job never changes: no py4j call for it
@@ -120,8 +98,6 @@ class SparkStatus:
             info = self.tracker.getJobInfo(job_id)
             if info is not None:
                 stage_ids.update(info.stageIds)
-                if job_id in scratch_jobs:
-                    self._scratch_stages.update(info.stageIds)
                 if info.status in ("SUCCEEDED", "FAILED"):
                     finished.update(info.stageIds)
                     self._finished_jobs[job_id] = tuple(info.stageIds)
@@ -142,7 +118,7 @@ class SparkStatus:
                         done_stages += 1
                     continue  # otherwise not submitted yet
                 n, c = info.numTasks, info.numCompletedTasks
-                r = 0 if sid in self._scratch_stages else self._records(sid, info.currentAttemptId)
+                r = self._records(sid, info.currentAttemptId)
                 if sid not in active and (c >= n > 0 or sid in finished):
                     self._done[sid] = (n, c, r)
                     done_stages += 1
@@ -173,7 +149,7 @@ def _job_ids(sc: Optional[Any]) -> frozenset[int]:
         return frozenset()
     try:
         tracker = sc.statusTracker()
-        return frozenset([*tracker.getJobIdsForGroup(None), *tracker.getJobIdsForGroup(SCRATCH_GROUP)])
+        return frozenset(tracker.getJobIdsForGroup(None))
     except Exception:  # the context is still starting or already stopping: nothing of it to leave out
         return frozenset()
 

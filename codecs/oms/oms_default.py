@@ -349,7 +349,7 @@ class OmsDefaultCodec(OmsJsonCodec):
             '},"recordType":"', pc.fill_null(kind, ""), '","prevStruct":', images[0], ',"postStruct":', images[1],
             "}")
         return PlainColumns(value=value.cast(pa.binary()), key=row_keys.cast(pa.binary()), table=qualified, op=kind,
-                            taken=pc.fill_null(taken, False), keys=keys)
+                            taken=pc.fill_null(taken, False))
 
     def _build_meta(self, e: Event) -> dict[str, Any]:
         """``_build`` of a data event without rendering its images (same keys, same order)."""

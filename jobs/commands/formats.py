@@ -20,7 +20,8 @@ def capability_rows() -> list[dict]:
 
 
 # How `replay --to-format` splits the work (see ``Capabilities.order_scope``).
-_ORDER = {"key": "per key (a table is split by key hash and encoded in parallel)",
+_ORDER = {"key": "per key, in source order (encoded where decoded; shuffled by key and sorted for multi-message "
+                 "sources and --sink)",
           "table": "per table (message/transaction groups kept: one sorted, streamed task per table)"}
 
 

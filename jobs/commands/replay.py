@@ -6,10 +6,8 @@ import argparse
 import json
 import os
 import shutil
-import uuid
-from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import DataFrame, SparkSession
@@ -17,45 +15,38 @@ from pyspark.sql import functions as F
 
 from cdc_codecs import Op, get_codec
 
-from cdc_jobs.transforms.accounting import checkpoint, summarise, summarise_encoded, summarise_tallies
+from cdc_jobs.transforms.accounting import checkpoint, summarise, summarise_encoded
 from cdc_jobs.io import codec_env
 from cdc_jobs.io.atomic import resolve_output, staged_output
 from cdc_jobs.transforms.dead_letters import (NONE, OPTION, TOP, DeadLetterBudgetExceeded, breakdown, evaluate,
                                               parse_budget, summary_lines, table_counts)
-from cdc_jobs.transforms.decode import assemble
+from cdc_jobs.transforms.decode import assemble, may_fragment
 from cdc_jobs.transforms.encode import dead_letters as encode_dead_letters
-from cdc_jobs.transforms.encode import encode, file_lines, in_key_order, task_count
+from cdc_jobs.transforms.encode import encode, file_lines, in_source_order, task_count
 from cdc_jobs.transforms.encode import messages as encoded_messages
 from cdc_jobs.errors import UsageError
-from cdc_jobs.progress import scratch_reads
-from cdc_jobs.schemas import (DEAD_LETTER_COLUMNS, ENCODED_DEAD_LETTER_COLUMNS, ENCODED_KEYED_SPARK, EVENT_FIELDS,
-                              EVENT_SPARK, MARKER_KINDS)
+from cdc_jobs.schemas import DEAD_LETTER_COLUMNS, ENCODED_DEAD_LETTER_COLUMNS, EVENT_FIELDS, MARKER_KINDS
 from cdc_jobs.spark import session
 from cdc_jobs.transforms.window import parse_instant, parse_primary_keys, split_patterns, tables_filter, window_filter, with_primary_keys
-
-if TYPE_CHECKING:
-    from cdc_jobs.io.files import EventsHere
 
 
 CACHE = StorageLevel.DISK_ONLY  # see run()
 
 
 def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | None, until_ms: int | None,
-                ckpt: dict | None, events: "EventsHere | None" = None) -> tuple[DataFrame, list[dict]]:
-    """DECODED rows of the archive, and the planned partitions (Kafka) that the checkpoint must list. With
-    ``events`` (``events_here``), the file reader's tasks write events/ and the rows are COUNTED ones."""
+                ckpt: dict | None) -> tuple[DataFrame, list[dict]]:
+    """DECODED rows of the archive, each task's in source order (a file or Kafka partition split read in offset
+    order), and the planned partitions (Kafka) that the checkpoint must list."""
     fmt = get_codec(args.format).name
     kafka = [s for s in args.source if s.startswith("kafka://")]
     if kafka and len(kafka) != len(args.source):
         raise UsageError("--source: give either Kafka URLs or archive files, not both in one replay")
     if not kafka:
-        from cdc_jobs.io.files import counted_rows, read_files
+        from cdc_jobs.io.files import read_files
 
         # Files are read and decoded in one step (the reader decodes); the checkpoint's skip is by position,
         # which every row of a record shares, so it drops whole records before their fragments are assembled.
-        decoded = read_files(spark, args.source, fmt=fmt, events=events)
-        if events is not None:
-            decoded = counted_rows(spark, decoded, events.counted_dir)
+        decoded = read_files(spark, args.source, fmt=fmt)
         return assemble(skip_checkpointed(decoded, ckpt), fmt), []
     from cdc_jobs.durations import parse_duration
     from cdc_jobs.io.kafka_config import load_client_config
@@ -73,40 +64,6 @@ def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | N
     return assemble(out, fmt), planned
 
 
-def events_here(spark: SparkSession, args: argparse.Namespace, stage, since_ms: int | None, until_ms: int | None,
-                patterns: list[str], keys: list, ckpt: dict | None, target=None) -> "EventsHere | None":
-    """Whether the decode tasks write events/ themselves (``cdc_jobs.io.event_files``: pyarrow's Parquet writer,
-    and no full-width event in the JVM or the cache), and where: for archive files of a format whose events
-    need no assembly, a stage the executors reach as a local directory (local Spark), and no ``--primary-key``
-    (applied by Spark). Otherwise None: Spark writes events/ from the decoded rows. When they do and the
-    ``target`` of ``--to-format`` needs only per-key order, they also encode (``encodes_where_decoded``)."""
-    from cdc_jobs.io.files import EventsHere
-    from cdc_jobs.transforms.decode import may_fragment
-
-    if (any(s.startswith("kafka://") for s in args.source) or may_fragment(get_codec(args.format).name) or keys
-            or not isinstance(stage, Path) or not spark.sparkContext.master.startswith("local")):
-        return None
-    skip = [[s["source"], s["partition"], s["next_offset"]] for s in (ckpt or {}).get("sources", [])]
-    (stage / COUNTING).mkdir()
-    (stage / TALLYING).mkdir()
-    here = EventsHere(str(stage / "events"), str(uuid.uuid4()), since_ms, until_ms, patterns, skip,
-                      str(stage / COUNTING), str(stage / TALLYING))
-    if target is not None and encodes_where_decoded(target):
-        (stage / ENCODING).mkdir()
-        here = here._replace(encode=target.name, carried=carried_ops(target), encoded_dir=str(stage / ENCODING))
-    return here
-
-
-# Where the decode tasks leave the messages they encoded, inside the stage, until the re-encode has read them.
-# Not "_encoding": Spark takes a path whose name starts with "_" or "." for a hidden file and warned "All paths were
-# ignored" on every re-encode (it reads it all the same).
-ENCODING = "encoding-scratch"
-# Where they leave the COUNTED rows of their dead letters and markers (``EventsHere.counted_dir``), and the counts
-# of all their rows (``EventsHere.tally_dir``), until the accounting has read them.
-COUNTING = "counted-scratch"
-TALLYING = "tally-scratch"
-
-
 # Where the encoders write the Avro schemas they made (no registry), until they join the messages in encoded/.
 ENCODED_SCHEMAS = "encoded-schemas"
 
@@ -119,11 +76,14 @@ def codec_settings(spark: SparkSession, args: argparse.Namespace, stage):
     return codec_env.job_settings(spark, getattr(args, "schema_registry", None), folders, out)
 
 
-def encodes_where_decoded(target) -> bool:
-    """A target that needs only per-key order writes each event's messages on their own, so the decode tasks
-    can encode them (``encode.encode_each``); one that packs rows or groups transactions needs the events of a
-    table together, in order, and is encoded after the shuffle (``encode.encode``)."""
-    return target.capabilities.order_scope == "key"
+def encodes_in_source_order(target, fmt: str, sink: bool) -> bool:
+    """Whether the messages are encoded where the events were decoded, in source order (``in_source_order``), or
+    shuffled and sorted (``encode``). A target that needs only per-key order writes each event's messages on
+    their own, and the reader hands each key's events in order within a task; the shuffle stays where that order
+    is lost (the fragments of multi-message events are assembled after a shuffle), where a target packs rows or
+    groups transactions (it needs a table's events together), and for ``--sink``: its tasks write to the topic
+    at once, so a key read by two tasks (two files, two splits of a partition) must go to one."""
+    return target.capabilities.order_scope == "key" and not may_fragment(fmt) and not sink
 
 
 def carried_ops(target) -> list[str]:
@@ -197,78 +157,50 @@ def run(args: argparse.Namespace) -> int:
     spark = session("cdc-replay replay")
     in_window, in_tables = window_filter(since_ms, until_ms), tables_filter(patterns)
     decoded = None
-    scratch_jobs = ExitStack()
     try:
         with staged_output(args.out, "replay") as stage, codec_settings(spark, args, stage):
-            events = events_here(spark, args, stage, since_ms, until_ms, patterns, keys, ckpt, target)
-            decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt, events)
-            if events is not None:  # the jobs below read the decode tasks' scratch tables, not the archive
-                scratch_jobs.enter_context(scratch_reads(spark.sparkContext))
+            decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt)
             # Read by several jobs (dead letters, counts, re-encode), so decoded once and kept, on disk only: a
             # memory-first cache builds each task's block in the heap before it can spill, which with two large
             # tasks and the events write's sort ran the default 1 GiB heap out of memory at 1M dts-avro records.
-            # Where the decode tasks wrote their rows to a scratch table (``EventsHere.counted_dir``), that is
-            # the copy.
-            if events is None:
-                decoded = decoded.persist(CACHE)
-                # Marker rows (fragments of multi-message events, Kafka tombstones) exist only for the accounting.
-                is_event = F.col("dl_reason").isNull() & ~F.col("op").isin(*MARKER_KINDS)
-                kept = with_primary_keys(decoded.where(is_event & in_window & in_tables).select(*EVENT_FIELDS),
-                                         keys)
-                kept.write.partitionBy("table_name").parquet(str(stage / "events"))
+            decoded = decoded.persist(CACHE)
+            # Marker rows (fragments of multi-message events, Kafka tombstones) exist only for the accounting.
+            is_event = F.col("dl_reason").isNull() & ~F.col("op").isin(*MARKER_KINDS)
+            kept = with_primary_keys(decoded.where(is_event & in_window & in_tables).select(*EVENT_FIELDS), keys)
+            kept.write.partitionBy("table_name").parquet(str(stage / "events"))
             decoded.where(F.col("dl_reason").isNotNull()).select(*DEAD_LETTER_COLUMNS).write.parquet(
                 str(stage / "dead_letters"))
-            if events is not None:  # the decode tasks wrote events/ in the decode job (``counted_rows``)
-                (stage / "events").mkdir(exist_ok=True)
-                (stage / "events" / "_SUCCESS").write_text("")
-                kept = spark.read.schema(EVENT_SPARK).parquet(str(stage / "events"))
-            if events is not None:  # the decode tasks counted their rows (``accounting.Tally``)
-                summary = summarise_tallies(events.tally_dir)
-            else:
-                summary = summarise(decoded, in_window, in_tables, until_ms)
+            summary = summarise(decoded, in_window, in_tables, until_ms)
             counts = {"format": codec.name, "to_format": args.to_format,
                       "window": {"since_ms": since_ms, "until_ms": until_ms}, "tables": patterns, **summary}
             # Before anything is encoded or sent: over budget, nothing is published (see dead_letters.py).
             check_dead_letter_budget(budget, decoded, counts, stage, args.out)
             if target is not None:
                 carried = carried_ops(target)
-                to_encode = sum(n for ops in [*summary["events"].values(), summary["control"]]
-                                for op, n in ops.items() if op in carried)
-                partitions = task_count(to_encode, int(spark.conf.get("spark.sql.shuffle.partitions")))
-                if events is not None and events.encode is not None:
-                    # The decode tasks encoded as they decoded: their messages are shuffled and sorted into the
-                    # order ``encode`` gives; each output reads them again (a flat scan) rather than a cache.
-                    keyed = spark.read.schema(ENCODED_KEYED_SPARK).parquet(events.encoded_dir)
-                    encoded = in_key_order(keyed, partitions)
-                    dead = in_key_order(keyed.where(F.col("el_reason").isNotNull()), partitions)
-                    tally = keyed
-                    if args.sink:  # the file lines and the sink take the same shuffled messages
-                        encoded = encoded.persist(CACHE)
+                to_encode = kept.where(F.col("op").isin(carried))
+                if encodes_in_source_order(target, codec.name, bool(args.sink)):
+                    encoded = in_source_order(to_encode, target.name).persist(CACHE)
                 else:
-                    # One pass: the events are encoded from the same decoded frame (persisted above).
-                    encoded = encode(kept.where(F.col("op").isin(carried)), target.name, partitions).persist(CACHE)
-                    dead = encode_dead_letters(encoded)
-                    tally = encoded
+                    events = sum(n for ops in [*summary["events"].values(), summary["control"]]
+                                 for op, n in ops.items() if op in carried)
+                    partitions = task_count(events, int(spark.conf.get("spark.sql.shuffle.partitions")))
+                    encoded = encode(to_encode, target.name, partitions).persist(CACHE)
                 file_lines(encoded).write.text(str(stage / "encoded"))
                 _name_encoded_files(stage / "encoded", target.capabilities.binary)
                 if isinstance(stage, Path) and (stage / ENCODED_SCHEMAS).is_dir():  # beside the messages, as
                     (stage / ENCODED_SCHEMAS).rename(stage / "encoded" / codec_env.SCHEMAS_DIR)  # archive lays them
-                dead.select(F.lit(target.name).alias("to_format"), *ENCODED_DEAD_LETTER_COLUMNS).write.parquet(
+                encode_dead_letters(encoded).select(F.lit(target.name).alias("to_format"),
+                                                    *ENCODED_DEAD_LETTER_COLUMNS).write.parquet(
                     str(stage / "encoded_dead_letters"))
-                counts["encoded"] = {"format": target.name, **summarise_encoded(tally),
+                counts["encoded"] = {"format": target.name, **summarise_encoded(encoded),
                                      "not_carried": not_carried(summary, carried)}
                 if args.sink:
                     counts["encoded"]["sink"] = write_sink(encoded_messages(encoded), args, since_ms, until_ms)
                 encoded.unpersist()
-            if events is not None:  # scratch, read by the jobs above: never published
-                for directory in (events.counted_dir, events.tally_dir, events.encoded_dir):
-                    if directory is not None:
-                        shutil.rmtree(directory)
             _write_json(stage / "counts.json", counts)
             _write_json(stage / "checkpoint.json", checkpoint(summary, since_ms, until_ms, planned))
             (stage / "_SUCCESS").write_text("")
     finally:
-        scratch_jobs.close()
         if decoded is not None:
             decoded.unpersist()
     clear_rejected(args.out)

@@ -36,8 +36,7 @@ from pyspark.sql.pandas.types import from_arrow_schema
 
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import codec_env, storage
-from cdc_jobs.schemas import (COUNTED_ARROW, COUNTED_FIELDS, COUNTED_SPARK, DECODED_SPARK, RAW_ARROW, RAW_SPARK,
-                              VERDICT_ARROW, VERDICT_SPARK)
+from cdc_jobs.schemas import DECODED_SPARK, RAW_ARROW, RAW_SPARK
 
 if TYPE_CHECKING:
     from cdc_codecs.base import Codec
@@ -441,7 +440,6 @@ class _FilePartition(InputPartition):
         super().__init__(path)
         self.path = path
         self.span = span
-        self.index = 0  # the Spark partition (task) number, set by ``plan_partitions``
 
 
 def plan_partitions(files: list[str], split_bytes: int | None = None) -> list[_FilePartition]:
@@ -454,19 +452,16 @@ def plan_partitions(files: list[str], split_bytes: int | None = None) -> list[_F
             parts.append(_FilePartition(f))
         else:
             parts.extend(_FilePartition(f, span) for span in split_lines_file(f, split_bytes))
-    for i, p in enumerate(parts):
-        p.index = i
     return parts
 
 
 class _ArchiveReader(DataSourceReader):
     def __init__(self, files: list[str], split_bytes: int | None = None, fmt: str | None = None,
-                 events: "EventsHere | None" = None, blocks: str = "", codec_settings: str | None = None):
+                 blocks: str = "", codec_settings: str | None = None):
         self.files = files
         self.codec_settings = codec_settings  # the driver's codec settings (``codec_env``), applied in each task
         self.split_bytes = split_bytes
         self.fmt = fmt
-        self.events = events
         # For a decode in the JVM: "lines", BLOCK rows of line files (``read_blocks``); "avro", AVRO_BLOCK rows of
         # container files (``read_avro_blocks``)
         self.blocks = blocks
@@ -494,11 +489,7 @@ class _ArchiveReader(DataSourceReader):
         from cdc_codecs import get_codec
         from cdc_jobs.transforms.decode import decode_columns
 
-        decoded = decode_columns(self.fmt, raw_columns(partition, get_codec(self.fmt)))
-        if self.events is None:
-            yield from decoded
-            return
-        yield from self.events.write_task(partition.index, decoded)
+        yield from decode_columns(self.fmt, raw_columns(partition, get_codec(self.fmt)))
 
 
 def raw_columns(partition: "_FilePartition", codec: "Codec | None" = None) -> Iterator[dict[str, list]]:
@@ -521,42 +512,36 @@ class ArchiveFiles(DataSource):
     def schema(self):
         if self.options.get("blocks"):
             return AVRO_BLOCK_SPARK if self.options["blocks"] == "avro" else BLOCK_SPARK
-        if self.options.get("events"):
-            return VERDICT_SPARK
         return DECODED_SPARK if self.options.get("format") else RAW_SPARK
 
     def reader(self, schema):
         split = self.options.get("splitBytes")
-        events = self.options.get("events")
         return _ArchiveReader(orjson.loads(self.options["files"]), int(split) if split else None,
                               self.options.get("format") or None,
-                              EventsHere(**orjson.loads(events)) if events else None, self.options.get("blocks") or "",
+                              self.options.get("blocks") or "",
                               self.options.get(codec_env.OPTION))
 
 
 def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None = None,
-               fmt: str | None = None, events: "EventsHere | None" = None) -> DataFrame:
+               fmt: str | None = None) -> DataFrame:
     """RAW rows of the archive files, or with ``fmt`` the DECODED rows of that format (before fragments are
-    assembled: ``cdc_jobs.transforms.decode.assemble``). With ``events`` the decode tasks also write the kept
-    events to ``events.dir`` themselves (``EventsHere``) and the rows are COUNTED ones."""
+    assembled: ``cdc_jobs.transforms.decode.assemble``); those of a format with a JVM twin decode in the JVM
+    where ``jvm_decode.runs`` says so (the same rows)."""
     files = list_archive_files(sources)
     spark.dataSource.register(ArchiveFiles)
     options = {"files": orjson.dumps(files).decode(), **codec_env.option()}
     if split_bytes:
         options["splitBytes"] = str(split_bytes)
-    if events is not None and fmt and files:
+    if fmt and files:
         from cdc_jobs.transforms import jvm_decode
 
         layouts = {layout_of(f) for f in files}
         if layouts == {"lines"} and jvm_decode.runs(spark, fmt, files):
-            return jvm_decode.decode_blocks(_archive(spark, {**options, "blocks": "lines"}), fmt, events)
+            return jvm_decode.decode_blocks(_archive(spark, {**options, "blocks": "lines"}), fmt)
         if layouts == {"avro"} and jvm_decode.runs(spark, fmt, files, "avro"):
-            return jvm_decode.decode_avro_blocks(_archive(spark, {**options, "blocks": "avro", "format": fmt}), fmt,
-                                                 events)
+            return jvm_decode.decode_avro_blocks(_archive(spark, {**options, "blocks": "avro", "format": fmt}), fmt)
     if fmt:
         options["format"] = fmt
-    if events is not None:
-        options["events"] = orjson.dumps(events._asdict()).decode()
     return _archive(spark, options)
 
 
@@ -565,108 +550,3 @@ def _archive(spark: SparkSession, options: dict[str, str]) -> DataFrame:
     options: without one, Spark asks a Python worker for it when the frame is made, a worker start and an import
     of this package (about 0.3 s of a fresh ``cdc-replay`` process, bench/RESULTS.md, twentieth round)."""
     return spark.read.format("cdc_archive").options(**options).schema(ArchiveFiles(options).schema()).load()
-
-
-def counted_rows(spark: SparkSession, decoding: DataFrame, counted_dir: str) -> DataFrame:
-    """Run the decode job of ``read_files`` whose tasks write events/, their counts and the COUNTED rows of their
-    dead letters and markers (``EventsHere``), and read those rows back: the frame the dead-letter outputs read."""
-    decoding.write.format("noop").mode("overwrite").save()
-    return spark.read.schema(COUNTED_SPARK).parquet(counted_dir)
-
-
-class EventsHere(NamedTuple):
-    """A replay whose decode tasks write events/ themselves (``cdc_jobs.io.event_files``): where, the writing
-    job's id (in the file names), the window, the table patterns and the checkpoint's already-replayed records
-    (``[source, partition, next_offset]``: read again, they are dropped before anything is written or counted,
-    as ``replay.skip_checkpointed`` drops them on the other path). The tasks count their rows themselves
-    (``accounting.Tally``, one ``task_file`` each in ``tally_dir``, summed without a Spark job: a job over a row
-    per record cost about 2 s of a 1M replay, bench/RESULTS.md, twenty-first round), write the COUNTED rows of
-    their dead letters and markers, which the dead-letter outputs need whole, to ``counted_dir`` (read back by
-    ``counted_rows``), and hand Spark only each row's verdict, so that its progress counts them. With ``encode``
-    (a target format whose order scope is "key") the tasks also encode the kept events of the ``carried`` ops
-    into ``encoded_dir`` (``cdc_jobs.transforms.encode.encode_each``, one ``task_file`` per task)."""
-
-    dir: str
-    job: str
-    since_ms: int | None
-    until_ms: int | None
-    tables: list[str]
-    skip: list[list]
-    counted_dir: str
-    tally_dir: str
-    encode: str | None = None
-    carried: list[str] | None = None
-    encoded_dir: str | None = None
-
-    def encoded_file(self, task: int):
-        """The task's file of encoded messages, when this replay encodes where it decodes."""
-        if self.encode is None:
-            return None
-        from cdc_jobs.io.event_files import task_file
-        from cdc_jobs.schemas import ENCODED_KEYED_ARROW
-
-        return task_file(self.encoded_dir, task, ENCODED_KEYED_ARROW)
-
-    def write_task(self, task: int, decoded: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        """Write the kept events of one task's DECODED batches (``write``) into the task's own files, which are
-        complete and visible only when the task's rows are all written, the counts of its rows into
-        ``tally_dir`` and the COUNTED rows of its dead letters and markers into ``counted_dir``; yield each row's
-        verdict (VERDICT rows)."""
-        import pyarrow.compute as pc
-
-        from cdc_codecs.event_schema import MARKER_KINDS
-
-        from cdc_jobs.io.event_files import EventFiles, task_file
-        from cdc_jobs.transforms.accounting import TALLY_ARROW, Tally
-
-        files = EventFiles(self.dir, self.job, task)
-        encoded = self.encoded_file(task)
-        counted = task_file(self.counted_dir, task, COUNTED_ARROW)
-        tallied = task_file(self.tally_dir, task, TALLY_ARROW)
-        tally = Tally()
-        markers = pa.array(MARKER_KINDS, pa.string())
-        try:
-            for batch in decoded:
-                for rows in self.write(files, batch, encoded):
-                    tally.add(rows)
-                    whole = pc.or_(pc.is_valid(rows.column("dl_reason")),
-                                   pc.fill_null(pc.is_in(rows.column("op"), markers), False))
-                    if pc.any(whole).as_py():
-                        counted.write(rows.filter(whole))
-                    yield pa.RecordBatch.from_arrays([rows.column("kept")], schema=VERDICT_ARROW)
-            tallied.write(tally.table())
-        except BaseException:
-            for written in (files, counted, tallied, encoded):
-                if written is not None:
-                    written.abort()
-            raise
-        for written in (files, counted, tallied, encoded):
-            if written is not None:
-                written.close()
-
-    def write(self, files, batch: pa.RecordBatch, encoded=None) -> Iterator[pa.RecordBatch]:
-        """Write the kept events of a DECODED batch (and their messages, to ``encoded``); yield its COUNTED rows:
-        every row's ``COUNTED_FIELDS`` and its ``kept`` verdict."""
-        import pyarrow.compute as pc
-
-        from cdc_jobs.schemas import EVENT_FIELDS
-        from cdc_jobs.transforms.accounting import kept_array
-
-        if self.skip:
-            done = pa.array([False] * batch.num_rows, pa.bool_())
-            for source, partition, next_offset in self.skip:
-                done = pc.or_(done, pc.fill_null(pc.and_(pc.and_(
-                    pc.equal(batch.column("pos_source"), source), pc.equal(batch.column("pos_partition"), partition)),
-                    pc.less(batch.column("pos_offset"), next_offset)), False))
-            batch = batch.filter(pc.invert(done))
-        kept = kept_array(batch, self.since_ms, self.until_ms, self.tables)
-        keep = pc.fill_null(pc.equal(kept, "kept"), False)
-        # Mostly every row is kept: filtering copies the nested columns (about 0.5 us an event) for nothing.
-        events = (batch if pc.all(keep).as_py() else batch.filter(keep)).select(EVENT_FIELDS)
-        files.write(events)
-        if encoded is not None:
-            from cdc_jobs.transforms.encode import encode_each
-
-            carried = events.filter(pc.is_in(events.column("op"), pa.array(self.carried or [], pa.string())))
-            encoded.write(encode_each(self.encode, carried))
-        yield pa.RecordBatch.from_arrays([*batch.select(COUNTED_FIELDS).columns, kept], schema=COUNTED_ARROW)

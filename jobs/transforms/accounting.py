@@ -12,26 +12,16 @@ from __future__ import annotations
 from collections import defaultdict
 from typing import Any, Optional
 
-import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from cdc_codecs.event_schema import DATA_OP_NAMES, FRAGMENT, MARKER_KINDS, TOMBSTONE
 
-from cdc_jobs.transforms.window import tables_mask, window_mask
-
 DATA = list(DATA_OP_NAMES)
 
 
-# The groups the counts are kept in (``summarise``, and ``Tally`` in the decode tasks that write events/).
+# The groups the counts are kept in.
 TALLY_KEYS = ["pos_source", "pos_partition", "table_name", "op", "kind", "kept", "assembled"]
-TALLY_ARROW = pa.schema([
-    ("pos_source", pa.string()), ("pos_partition", pa.int32()), ("table_name", pa.string()), ("op", pa.string()),
-    ("kind", pa.string()), ("kept", pa.string()), ("assembled", pa.bool_()),
-    ("rows", pa.int64()), ("records", pa.int64()), ("first_offset", pa.int64()), ("last_offset", pa.int64()),
-    ("max_event_time_ms", pa.int64()),
-])
 
 
 def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
@@ -40,8 +30,7 @@ def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
     kind = (F.when(is_dead, "dead").when(F.col("op") == FRAGMENT, "fragment")
             .when(F.col("op") == TOMBSTONE, "tombstone")
             .when(F.col("op").isin(DATA), "data").otherwise("control"))
-    # Rows of a replay whose decode tasks wrote events/ themselves carry the verdict those tasks acted on.
-    kept = F.col("kept") if "kept" in decoded.columns else kept_column(in_window, in_tables, until_ms)
+    kept = kept_column(in_window, in_tables, until_ms)
     assembled = F.col("first_of_record").isNull()
     rows = (
         decoded.select(
@@ -61,17 +50,8 @@ def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
     return summary_of([r.asDict() for r in rows])
 
 
-def summarise_tallies(directory: str) -> dict[str, Any]:
-    """``summarise`` of the rows the decode tasks tallied themselves (``Tally``: a file per task in
-    ``directory``, a local one), read and summed here without a Spark job."""
-    import pyarrow.dataset as ds
-
-    tallies = ds.dataset(directory, format="parquet", schema=TALLY_ARROW).to_table()
-    return summary_of(retally(tallies).to_pylist())
-
-
 def summary_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The counts of the ``TALLY_ARROW`` rows (one per ``TALLY_KEYS`` group, in any order)."""
+    """The counts of the aggregated rows (one per ``TALLY_KEYS`` group, in any order)."""
     events: dict = defaultdict(lambda: defaultdict(int))
     control: dict = defaultdict(int)
     filtered = {"window": 0, "tables": 0}
@@ -119,71 +99,6 @@ def summary_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
     }
 
 
-class Tally:
-    """``summarise``'s aggregate of COUNTED rows, kept by a decode task as it goes (``add`` each batch, ``table``
-    at the end), so that the counts need no Spark job over a row per record. The rows are tallied in chunks of
-    ``CHUNK``: one group-by per small batch costs more than the rows it sums."""
-
-    CHUNK = 65536
-
-    def __init__(self) -> None:
-        self._rows: list[pa.Table] = []
-        self._held = 0
-        self._tallies: list[pa.Table] = []
-
-    def add(self, counted: pa.RecordBatch) -> None:
-        """COUNTED rows (``COUNTED_ARROW``, with the task's ``kept`` verdicts)."""
-        self._rows.append(pa.table({
-            "pos_source": counted.column("pos_source"), "pos_partition": counted.column("pos_partition"),
-            "table_name": counted.column("table_name"), "op": counted.column("op"), "kind": kind_array(counted),
-            "kept": counted.column("kept"), "assembled": pc.is_null(counted.column("first_of_record")),
-            "first": pc.cast(counted.column("first_of_record"), pa.int64()),
-            "pos_offset": counted.column("pos_offset"), "event_time_ms": counted.column("event_time_ms")}))
-        self._held += counted.num_rows
-        if self._held >= self.CHUNK:
-            self._flush()
-
-    def _flush(self) -> None:
-        if self._rows:
-            groups = pa.concat_tables(self._rows).group_by(TALLY_KEYS, use_threads=False).aggregate([
-                ([], "count_all"), ("first", "sum"), ("pos_offset", "min"), ("pos_offset", "max"),
-                ("event_time_ms", "max")])
-            self._tallies.append(_as_tally(groups, "count_all", "first_sum", "pos_offset_min", "pos_offset_max",
-                                           "event_time_ms_max"))
-        self._rows, self._held = [], 0
-
-    def table(self) -> pa.Table:
-        """The task's tally rows (``TALLY_ARROW``), a row per group."""
-        self._flush()
-        return retally(pa.concat_tables(self._tallies) if self._tallies else TALLY_ARROW.empty_table())
-
-
-def retally(tallies: pa.Table) -> pa.Table:
-    """Tally rows of several batches or tasks -> one row per group. Sums and extremes skip NULLs, and a sum of
-    NULLs only is NULL, as Spark's aggregates in ``summarise`` do."""
-    groups = tallies.group_by(TALLY_KEYS, use_threads=False).aggregate([
-        ("rows", "sum"), ("records", "sum"), ("first_offset", "min"), ("last_offset", "max"),
-        ("max_event_time_ms", "max")])
-    return _as_tally(groups, "rows_sum", "records_sum", "first_offset_min", "last_offset_max",
-                     "max_event_time_ms_max")
-
-
-def _as_tally(groups: pa.Table, *sums: str) -> pa.Table:
-    named = dict(zip(["rows", "records", "first_offset", "last_offset", "max_event_time_ms"], sums))
-    return pa.table([groups.column(named.get(f.name, f.name)).cast(f.type) for f in TALLY_ARROW],
-                    schema=TALLY_ARROW)
-
-
-def kind_array(counted: pa.RecordBatch) -> pa.Array:
-    """``summarise``'s kind of each row of a COUNTED batch: "dead", "fragment", "tombstone", "data", "control"."""
-    op = counted.column("op")
-    return pc.case_when(
-        pc.make_struct(pc.is_valid(counted.column("dl_reason")), pc.fill_null(pc.equal(op, FRAGMENT), False),
-                       pc.fill_null(pc.equal(op, TOMBSTONE), False),
-                       pc.fill_null(pc.is_in(op, pa.array(DATA, pa.string())), False)),
-        "dead", "fragment", "tombstone", "data", "control")
-
-
 def kept_column(in_window: Column, in_tables: Column, until_ms: Optional[int]) -> Column:
     """What happens to a decoded row: "kept" (an event written to events/), "window" / "after_window" (outside
     the window; after it: a later replay's) or "tables" (not a replayed table); NULL for dead letters and
@@ -192,24 +107,6 @@ def kept_column(in_window: Column, in_tables: Column, until_ms: Optional[int]) -
     return (F.when(F.col("dl_reason").isNotNull() | F.col("op").isin(*MARKER_KINDS), F.lit(None))
             .when(~in_window & after, "after_window").when(~in_window, "window")
             .when(~in_tables, "tables").otherwise("kept"))
-
-
-def kept_array(batch: pa.RecordBatch, since_ms: Optional[int], until_ms: Optional[int],
-               patterns: list[str]) -> pa.Array:
-    """``kept_column`` of a DECODED Arrow batch, for the decode tasks that write events/ themselves (the window
-    and table tests are ``window_mask`` and ``tables_mask``, each beside its Spark expression)."""
-    times = batch.column("event_time_ms")
-    in_window = window_mask(times, since_ms, until_ms)
-    in_tables = tables_mask(batch.column("table_name"), patterns)
-    counted_only = pc.or_(pc.is_valid(batch.column("dl_reason")), pc.is_in(batch.column("op"),
-                                                                              pa.array(MARKER_KINDS)))
-    after = (pa.array([False] * batch.num_rows, pa.bool_()) if until_ms is None
-             else pc.fill_null(pc.greater_equal(times, until_ms), False))
-    # The first true test gives the verdict, in kept_column's order; none true: "kept".
-    return pc.case_when(
-        pc.make_struct(pc.fill_null(counted_only, False), pc.and_(pc.invert(in_window), after),
-                       pc.invert(in_window), pc.invert(in_tables)),
-        pa.scalar(None, pa.string()), "after_window", "window", "tables", "kept")
 
 
 def summarise_encoded(encoded: DataFrame) -> dict[str, Any]:

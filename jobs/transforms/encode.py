@@ -10,10 +10,9 @@ encoder streams over Arrow batches, holding at most one source message back: mem
 not by the table. Output is the same on every run for the same input and ``partitions``.
 
 A "key" target writes each event's messages on their own (no message packs events), so its messages do not depend
-on their neighbours: where the decode tasks write events/ themselves, they also encode (``encode_each``) and keep
-each message's routing key and canonical place beside it, and the re-encode shuffles and sorts those messages
-(``in_key_order``) instead of reading the events back: the same files, lines and order as ``encode``, without
-the events' images crossing into the JVM, through the shuffle and back to Python.
+on their neighbours, and where the source already gives each key's events in order (a Kafka partition, an archive
+file read in offset order) they are encoded where they were decoded (``in_source_order``: ``encode_each`` over the
+same partitions, no shuffle and no sort). Every key's messages then come in the order its events were read.
 
 An event the target cannot encode (a value out of its range, an op it has no way to express, a codec bug) becomes
 an encode dead letter row (``el_*`` columns set) instead of aborting the job; the rest of its source message is
@@ -35,15 +34,14 @@ from pyspark.sql import functions as F
 
 from cdc_codecs import Codec, EncodeError, EncodedMessage, Event, get_codec
 from cdc_codecs.base import PlainColumns, group_by_message
-from cdc_codecs.event_schema import ENCODED_ARROW, ENCODED_KEYED_ARROW, EVENT_FIELDS, ORDER_COLUMNS
+from cdc_codecs.event_schema import ENCODED_ARROW, ENCODED_HEADLESS_ARROW, EVENT_FIELDS, ORDER_COLUMNS
 from cdc_codecs.records import declared_columns, events_from_batch, events_from_columns, to_record
-from cdc_codecs.shared import arrow_json
 
-from cdc_jobs.schemas import ENCODED_SPARK
+from cdc_jobs.schemas import ENCODED_HEADLESS_SPARK, ENCODED_SPARK
 from cdc_jobs.transforms.gc_pause import paused_gc
 
 __all__ = ["ENCODED_ARROW", "ENCODED_SPARK", "encode", "encode_batches", "encode_each", "encode_events",
-           "in_key_order", "route_key", "route_keys", "source_headers", "task_count"]
+           "in_source_order", "source_headers", "task_count"]
 
 
 def _source_headers(source: str, partition: int, offset: int) -> list[dict]:
@@ -214,29 +212,6 @@ def _plain_batch(codec: Codec, batch: pa.RecordBatch, last: bool
     return encoded, None if last else batch.slice(end)
 
 
-def _lookup(image: list | None, name: str) -> str | None:
-    """``image[name]`` as Spark looks a map up: the first entry of that name, NULL when there is none."""
-    for k, v in image or ():
-        if k == name:
-            return v
-    return None
-
-
-def route_key(primary_key: list | None, before: list | None, after: list | None) -> str | None:
-    """``routing_key`` of one event, value for value, from its batch columns (images as Arrow's lists of pairs):
-    the same string, so Spark's hash puts its messages where ``encode`` puts the event."""
-    if not primary_key:  # Spark: size(NULL or []) > 0 is not true -> NULL
-        return None
-    image = after if after is not None else before
-    values = []
-    for k in primary_key:
-        v = _lookup(image, k)
-        if v is None:
-            v = _lookup(before, k)
-        values.append("" if v is None else v)
-    return "\u0001".join(values)
-
-
 class _Columns(dict):
     """EVENT columns of a batch as Python lists, each converted when first read: the fast path reads about half
     of them, and converting every column was a third of its cost."""
@@ -258,13 +233,12 @@ class _Columns(dict):
 
 
 def encode_each(fmt: str, events: pa.RecordBatch) -> pa.RecordBatch | None:
-    """EVENT rows (in archive order) -> ENCODED_KEYED rows, for a target whose order scope is "key": each event
+    """EVENT rows (in archive order) -> ENCODED_HEADLESS rows, for a target whose order scope is "key": each event
     encoded on its own, as ``encode_events`` encodes a source message event by event when it must. The target's
     column-wise path (``Codec.plain_columns``) takes the whole batch where it can; otherwise its row path
     (``Codec.plain_messages``) is tried on the whole batch and then event by event, and ``encode_events`` takes
-    the rest. Every message carries its event's table, routing key and canonical place (sequence, position, then
-    its own place among the event's messages), which is all ``in_key_order`` needs to put it where ``encode`` would
-    have; what the event already holds as Arrow columns is taken from the batch, not rebuilt from Python values."""
+    the rest. Every message carries its event's position; what the event already holds as Arrow columns is taken
+    from the batch, not rebuilt from Python values."""
     n = events.num_rows
     if not n:
         return None
@@ -274,18 +248,16 @@ def encode_each(fmt: str, events: pa.RecordBatch) -> pa.RecordBatch | None:
         plain = codec.plain_columns(events)
         if plain is not None and pc.all(plain.taken).as_py():  # the common case: no Python object per row
             of: pa.Array | None = None
-            nth = pa.nulls(n, pa.int32()).fill_null(0)
             none = pa.nulls(n, pa.string())
             arrays = {"table_name": plain.table, "op": plain.op, "events": pa.nulls(n, pa.int32()).fill_null(1),
                       "key": plain.key, "value": plain.value, "el_field": none, "el_reason": none, "el_event": none}
         else:
-            of, nth, arrays = _encode_rows(codec, events, plain)
-        source, partition, offset, index, table, sequence = (
+            of, arrays = _encode_rows(codec, events, plain)
+        source, partition, offset, index = (
             events.column(name) if of is None else events.column(name).take(of)
-            for name in ("pos_source", "pos_partition", "pos_offset", "pos_index", "table_name", "sequence"))
+            for name in ("pos_source", "pos_partition", "pos_offset", "pos_index"))
         # A message's position is its event's (``Position``: no partition is -1, no offset or index 0).
         partition, offset, index = pc.fill_null(partition, -1), pc.fill_null(offset, 0), pc.fill_null(index, 0)
-        routes = route_keys(events, plain.keys if plain is not None else None)
         line = None
         if binary:  # the dump line carries the source headers (``_dump_line``)
             line = pa.array([None if reason is not None else _dump_line(k, v, _source_headers(src, part, off))
@@ -296,17 +268,15 @@ def encode_each(fmt: str, events: pa.RecordBatch) -> pa.RecordBatch | None:
         arrays.update({
             "line": line if line is not None else pa.nulls(len(arrays["value"]), pa.string()),
             "pos_source": source, "pos_partition": partition, "pos_offset": offset, "pos_index": index,
-            "route_table": table, "route_key": routes if of is None else routes.take(of), "sequence": sequence,
-            "msg_index": nth,
         })
-        return pa.RecordBatch.from_arrays([arrays[f.name].cast(f.type) for f in ENCODED_KEYED_ARROW],
-                                          schema=ENCODED_KEYED_ARROW)
+        return pa.RecordBatch.from_arrays([arrays[f.name].cast(f.type) for f in ENCODED_HEADLESS_ARROW],
+                                          schema=ENCODED_HEADLESS_ARROW)
 
 
 def _encode_rows(codec: Codec, events: pa.RecordBatch, plain: PlainColumns | None
-                 ) -> tuple[pa.Array, pa.Array, dict[str, pa.Array]]:
+                 ) -> tuple[pa.Array, dict[str, pa.Array]]:
     """``encode_each``'s messages where the column-wise path did not take every row: (the event of each message,
-    its place among the event's messages, the message columns)."""
+    the message columns)."""
     n = events.num_rows
     cols = _Columns(events)
     declared = declared_columns(events.column("columns"))
@@ -319,9 +289,9 @@ def _encode_rows(codec: Codec, events: pa.RecordBatch, plain: PlainColumns | Non
         taken = [False] * n
         whole = codec.plain_messages(cols, declared, range(n)) if fast else None
     if whole is not None and len(whole) == n:  # one message per event, in order
-        return (pa.array(range(n), pa.int64()), pa.nulls(n, pa.int32()).fill_null(0),
+        return (pa.array(range(n), pa.int64()),
                 _message_arrays([(m.table, m.op, m.events, m.key, m.value, None, None, None) for m in whole]))
-    of_event, nth = [], []
+    of_event = []
     for i in range(n):
         if taken[i]:
             one: list[EncodedMessage] | None = [taken_messages[i]]
@@ -330,15 +300,13 @@ def _encode_rows(codec: Codec, events: pa.RecordBatch, plain: PlainColumns | Non
         if one is not None and len(one) == 1:
             m = one[0]
             of_event.append(i)
-            nth.append(0)
             messages.append((m.table, m.op, m.events, m.key, m.value, None, None, None))
             continue
-        for j, r in enumerate(encode_events(codec.name, events_from_columns(cols.rows(i), 1, declared[i:i + 1]))):
+        for r in encode_events(codec.name, events_from_columns(cols.rows(i), 1, declared[i:i + 1])):
             of_event.append(i)
-            nth.append(j)
             messages.append((r["table_name"], r["op"], r["events"], r["key"], r["value"], r["el_field"],
                              r["el_reason"], r["el_event"]))
-    return pa.array(of_event, pa.int64()), pa.array(nth, pa.int32()), _message_arrays(messages)
+    return pa.array(of_event, pa.int64()), _message_arrays(messages)
 
 
 def _taken_messages(plain: PlainColumns) -> tuple[list[bool], list[EncodedMessage]]:
@@ -354,25 +322,6 @@ def _message_arrays(messages: list[tuple]) -> dict[str, pa.Array]:
     types = (pa.string(), pa.string(), pa.int32(), pa.binary(), pa.binary(), pa.string(), pa.string(), pa.string())
     columns = list(zip(*messages)) if messages else [()] * len(names)
     return {name: pa.array(list(col), t) for name, col, t in zip(names, columns, types)}
-
-
-def route_keys(events: pa.RecordBatch, keys: arrow_json.BatchKeys | None = None) -> pa.Array:
-    """``route_key`` of every row of a batch of EVENT rows, column-wise (``arrow_json.KeyGroups``). ``keys``: the
-    batch's key groups and lookups if the target's encoder built them already (``PlainColumns.keys``)."""
-    pk, before, after = events.column("primary_key"), events.column("before"), events.column("after")
-    if arrow_json.has_null_name(pk):  # Spark looks a NULL name up as NULL; the row function does the same
-        return pa.array([route_key(*r) for r in zip(pk.to_pylist(), before.to_pylist(), after.to_pylist())],
-                        pa.string())
-    if keys is None:
-        keys = arrow_json.BatchKeys(pk, before, after)
-    old, new = keys.before, keys.after
-
-    def value(k: str, rows: pa.Array | None) -> pa.Array:  # (after if present else before)[k], else before[k], else ""
-        first = pc.if_else(arrow_json.rows_of(after, rows).is_null(), old.get(k, rows), new.get(k, rows))
-        return pc.fill_null(pc.coalesce(first, old.get(k, rows)), "")
-
-    keyed = pc.greater(pc.fill_null(pc.list_value_length(pk), 0), 0)
-    return pc.if_else(keyed, keys.groups.join(value), pa.scalar(None, pa.string()))
 
 
 def source_headers() -> SparkColumn:
@@ -418,14 +367,17 @@ def encode(events: DataFrame, fmt: str, partitions: int) -> DataFrame:
     return ordered.mapInArrow(lambda it: encode_batches(fmt, it), ENCODED_SPARK)
 
 
-def in_key_order(keyed: DataFrame, partitions: int) -> DataFrame:
-    """ENCODED_KEYED rows (``encode_each``) -> ENCODED rows partitioned and ordered as ``encode`` partitions and
-    orders a "key" target's messages: hashed by the event's table and routing key, each task in the canonical
-    order of the events, an event's messages in turn. The source headers are added here (``source_headers``);
-    a job that does not read them (the file lines) never computes them."""
-    ordered = (keyed.repartition(partitions, F.col("route_table"), F.col("route_key"))
-               .sortWithinPartitions(*ORDER_COLUMNS, "msg_index"))
-    return ordered.select(*[source_headers().alias(n) if n == "headers" else F.col(n) for n in ENCODED_ARROW.names])
+def in_source_order(events: DataFrame, fmt: str) -> DataFrame:
+    """EVENT rows in source order -> ENCODED rows in the same partitions and order, for a "key" target: each
+    task encodes its own events (``encode_each``), so a key read in order by one task keeps that order."""
+    def encoded(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        for batch in batches:
+            keyed = encode_each(fmt, batch)
+            if keyed is not None:
+                yield keyed
+
+    keyed = events.select(*EVENT_FIELDS).mapInArrow(encoded, ENCODED_HEADLESS_SPARK)
+    return keyed.select(*[source_headers().alias(n) if n == "headers" else F.col(n) for n in ENCODED_ARROW.names])
 
 
 def messages(encoded: DataFrame) -> DataFrame:

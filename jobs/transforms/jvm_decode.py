@@ -8,9 +8,8 @@ runs the twin on each: a row per event for a message it takes, the line's bytes 
 IPC stream per block (Spark's own row conversions of the nested event fields cost more than the decode). The
 Python tasks after it (``_finish``) read the streams without copying, decode the declined lines with the codec
 (``decode.decode_columns``: the reference, with its dead letters), complete the twin's rows with Arrow kernels
-(no Python object per row), and write events/ and the COUNTED rows as the Python path does
-(``EventsHere.write_task``). The rows are the ones the Python path
-gives (``tests/jobs/test_jvm_decode.py``); only where the time goes changes (``bench/RESULTS.md``).
+(no Python object per row), and hand Spark the DECODED rows the Python reader would. The rows are the ones the
+Python path gives (``tests/jobs/test_jvm_decode.py``); only where the time goes changes (``bench/RESULTS.md``).
 
 Container files go the same way with ``AvroBlockDecode`` (``cdc_jobs.io.files.read_avro_blocks`` frames their
 blocks; ``avro_decoded`` finishes): the declined records reach the codec as the datum ``read_avro`` would have
@@ -22,7 +21,7 @@ that what follows, dead letters and their wording included, is what the Python r
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import TYPE_CHECKING, Iterator
+from typing import Iterator
 
 import orjson
 import pyarrow as pa
@@ -36,10 +35,7 @@ from cdc_codecs.base import jvm_container_twins, jvm_twin
 from cdc_codecs.event_schema import DECODED_ARROW
 from cdc_codecs.shared.plain_rows import DECODED_ROW, RECORD_AT, TWIN_FIELDS, data_row
 
-from cdc_jobs.schemas import VERDICT_SPARK
-
-if TYPE_CHECKING:
-    from cdc_jobs.io.files import EventsHere
+from cdc_jobs.schemas import DECODED_SPARK
 
 # The adapters' result (LineBlockDecode, AvroBlockDecode): one Arrow IPC stream per block (columns: ``LINE_FIELDS``).
 LINE_SPARK = T.BinaryType()
@@ -85,30 +81,22 @@ def _at_least(files: list[str], size: int) -> bool:
     return False
 
 
-def decode_blocks(blocks: DataFrame, fmt: str, events: "EventsHere") -> DataFrame:
-    """BLOCK rows -> the rows of ``EventsHere.write_task`` (events/ written by the tasks)."""
+def decode_blocks(blocks: DataFrame, fmt: str) -> DataFrame:
+    """BLOCK rows -> DECODED rows."""
     from cdc_jobs.jvm import LINE_BLOCK_DECODE
 
     twin = jvm_twin(get_codec(fmt))
     lines = F.call_function(LINE_BLOCK_DECODE, F.lit(twin), F.col("first_line"), F.col("value"))
-    return blocks.select("pos_source", lines.alias("lines")).mapInArrow(_finish(fmt, events), VERDICT_SPARK)
+    return blocks.select("pos_source", lines.alias("lines")).mapInArrow(_finish(fmt), DECODED_SPARK)
 
 
-def decode_avro_blocks(blocks: DataFrame, fmt: str, events: "EventsHere") -> DataFrame:
-    """AVRO_BLOCK rows (``cdc_jobs.io.files.read_avro_blocks``) -> the rows of ``EventsHere.write_task``."""
+def decode_avro_blocks(blocks: DataFrame, fmt: str) -> DataFrame:
+    """AVRO_BLOCK rows (``cdc_jobs.io.files.read_avro_blocks``) -> DECODED rows."""
     from cdc_jobs.jvm import AVRO_BLOCK_DECODE
 
     records = F.call_function(AVRO_BLOCK_DECODE, F.col("twin"), F.col("first_line"), F.col("value"))
     return blocks.select("pos_source", "first_line", "writer_schema", records.alias("lines")) \
-        .mapInArrow(_finish_avro(fmt, events), VERDICT_SPARK)
-
-
-def _finish_avro(fmt: str, events: "EventsHere"):
-    def finish(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from pyspark import TaskContext
-
-        yield from events.write_task(TaskContext.get().partitionId(), avro_decoded(fmt, batches))
-    return finish
+        .mapInArrow(lambda batches: avro_decoded(fmt, batches), DECODED_SPARK)
 
 
 def avro_decoded(fmt: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
@@ -199,13 +187,9 @@ def _container_decoder(fmt: str, writer_schema: str):
     return decoder
 
 
-def _finish(fmt: str, events: "EventsHere"):
+def _finish(fmt: str):
     def finish(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        from pyspark import TaskContext
-
-        # The same task as the block reader's (nothing between them shuffles), so the same events/ file names.
-        yield from events.write_task(TaskContext.get().partitionId(),
-                                     (decoded(fmt, lines) for batch in batches for lines in block_lines(batch)))
+        return (decoded(fmt, lines) for batch in batches for lines in block_lines(batch))
     return finish
 
 

@@ -1,6 +1,4 @@
-"""Parsing the replay window and table patterns into Spark expressions, and the same tests on Arrow arrays for
-the decode tasks that write ``events/`` themselves (``cdc_jobs.io.event_files``). Each Arrow test sits beside its
-Spark expression and ``tests/jobs/test_window.py`` holds the two to the same answers."""
+"""Parsing the replay window and table patterns into Spark expressions."""
 
 from __future__ import annotations
 
@@ -9,8 +7,6 @@ import re
 from datetime import datetime, timezone
 from typing import Iterable, Optional
 
-import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark.sql import Column
 from pyspark.sql import functions as F
 
@@ -53,16 +49,6 @@ def window_filter(since_ms: Optional[int], until_ms: Optional[int]) -> Column:
     return t.isNull() | cond
 
 
-def window_mask(times: pa.Array, since_ms: Optional[int], until_ms: Optional[int]) -> pa.Array:
-    """``window_filter`` of an ``event_time_ms`` array: True where the event is in the window."""
-    cond = pa.array([True] * len(times), pa.bool_())
-    if since_ms is not None:
-        cond = pc.and_(cond, pc.greater_equal(times, since_ms))
-    if until_ms is not None:
-        cond = pc.and_(cond, pc.less(times, until_ms))
-    return pc.or_(pc.is_null(times), pc.fill_null(cond, False))
-
-
 def split_patterns(values: Iterable[str]) -> list[str]:
     out: list[str] = []
     for v in values or ():
@@ -78,26 +64,6 @@ def tables_filter(patterns: list[str]) -> Column:
     regex = "|".join(fnmatch.translate(p) for p in patterns)
     return F.col("table_name").isNull() | F.col("table_name").rlike(f"^(?:{regex})$")
 
-
-# What Java's ``$`` (and the ``\\Z`` fnmatch ends a pattern with) also accepts before: a final line terminator.
-_JAVA_LINE_ENDS = ("\r\n", "\n", "\r", "\u0085", "\u2028", "\u2029")
-
-
-def tables_mask(names: pa.Array, patterns: list[str]) -> pa.Array:
-    """``tables_filter`` of a ``table_name`` array: True where the table is replayed. Spark's ``rlike`` is a
-    Java regex search; on fnmatch's patterns it differs from Python's only in also matching before a final line
-    terminator, which is emulated, so the two agree on every name."""
-    if not patterns:
-        return pa.array([True] * len(names), pa.bool_())
-    regex = re.compile("^(?:" + "|".join(fnmatch.translate(p) for p in patterns) + ")$")
-
-    def java_rlike(name: str) -> bool:
-        return regex.search(name) is not None or any(
-            name.endswith(end) and regex.search(name[:-len(end)]) is not None for end in _JAVA_LINE_ENDS)
-
-    distinct = pc.unique(names)
-    verdicts = pa.array([True if n is None else java_rlike(n) for n in distinct.to_pylist()], pa.bool_())
-    return pc.take(verdicts, pc.index_in(names, distinct))
 
 
 def parse_primary_keys(values: Iterable[str]) -> list[tuple[str, list[str]]]:

@@ -31,27 +31,6 @@ def test_plain_lines_show_stages_tasks_records_and_rate(spark):
     assert f"tasks {last.tasks_done}/{last.tasks_total}" in lines[-1] and "records read (" in lines[-1]
 
 
-def test_jobs_reading_scratch_show_their_stages_but_not_their_records(spark):
-    """A replay reads back the scratch tables its decode tasks wrote: those jobs' rows are not the archive's, so
-    the records read stay the archive's while their stages and tasks still show."""
-    from cdc_jobs.progress import SCRATCH_GROUP, _job_ids, scratch_reads
-
-    # Every job the shared session ran before, scratch reads of earlier tests' replays included (as a command
-    # starts): those Spark forgets as it runs more would make the totals go down.
-    status = SparkStatus(spark.sparkContext, _job_ids(spark.sparkContext))
-    spark.range(0, 5_000, numPartitions=2).selectExpr("id % 7 AS k").groupBy("k").count().collect()
-    read = status.snapshot(time.monotonic())
-    with scratch_reads(spark.sparkContext):
-        assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") == SCRATCH_GROUP
-        spark.range(0, 3_000, numPartitions=3).selectExpr("id % 5 AS k").groupBy("k").count().collect()
-    assert spark.sparkContext.getLocalProperty("spark.jobGroup.id") is None  # the thread's group is restored
-    after = status.snapshot(time.monotonic())
-    assert read.records == 5_000 and after.records == 5_000
-    assert after.stages_total > read.stages_total and after.tasks_done > read.tasks_done
-    # A later command in the same session leaves the scratch job out as one that ran before it.
-    assert SparkStatus(spark.sparkContext, _job_ids(spark.sparkContext)).snapshot(time.monotonic()).stages_total == 0
-
-
 def test_a_poll_is_cheap(spark):
     spark.range(0, 10_000, numPartitions=4).selectExpr("id % 3 AS k").groupBy("k").count().collect()
     status = SparkStatus(spark.sparkContext)

@@ -1,6 +1,7 @@
 """`replay --to-format` as a user checks it: a value the target cannot write is an encode dead letter (the job goes
-on, counts and verify's accounting close), and a target that needs only per-key order is encoded by several tasks
-per table with every key's changes still in order."""
+on, counts and verify's accounting close), and where a target that needs only per-key order is shuffled (``--sink``,
+sources with multi-message events: ``replay.encodes_in_source_order``) it is encoded by several tasks per table with
+every key's changes still in order."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import pytest
 
 from cdc_codecs import Position, get_codec
 from cdc_jobs import cli
+from cdc_jobs.commands import replay as replay_command
 from cdc_jobs.commands.sample import simulate, write_archive
 from cdc_jobs.transforms import verify_counts as vc
 
@@ -72,7 +74,8 @@ def test_an_event_the_target_cannot_write_is_dead_lettered_and_the_replay_goes_o
                                  target.capabilities.messages_per_update, len(lines))["ok"]
 
 
-def test_per_key_target_splits_a_table_over_tasks_and_keeps_each_keys_order(tmp_path):
+def test_per_key_target_splits_a_table_over_tasks_and_keeps_each_keys_order(tmp_path, monkeypatch):
+    monkeypatch.setattr(replay_command, "encodes_in_source_order", lambda *a: False)  # the shuffled way
     w = simulate(random.randrange(1 << 30), "2024-01-01", rows=30, changes=300)
     archive = tmp_path / "archive" / "part-00000.jsonl"
     write_archive(w.snapshot + w.changes, "canal-json", archive)
@@ -90,6 +93,7 @@ def test_a_large_replay_re_encodes_over_more_tasks_with_the_same_messages(tmp_pa
     each key's still in one file and in order."""
     from cdc_jobs.transforms import encode
 
+    monkeypatch.setattr(replay_command, "encodes_in_source_order", lambda *a: False)  # the shuffled way
     w = simulate(random.randrange(1 << 30), "2024-01-01", rows=30, changes=300)
     archive = tmp_path / "archive" / "part-00000.jsonl"
     write_archive(w.snapshot + w.changes, "canal-json", archive)
