@@ -212,14 +212,15 @@ class DebeziumJsonCodec(Codec):
             envelope, schema, payload = "bare", None, msg
         if not isinstance(payload, dict):
             raise self.error("payload", position, "expected an object")
-        problem = schema_problem(schema, "schema") if schema is not None else None
+        schema_text = literal(schema) if schema is not None else None
+        problem = _schema_problem(schema_text) if schema_text is not None else None
         if problem:
             raise self.error(problem[0], position, problem[1])
         event = self._event(payload, schema, position)
         vendor: dict[str, Any] = dict(event.vendor)
         vendor["envelope"] = envelope
         if envelope == "schema":
-            vendor["schema"] = literal(schema)
+            vendor["schema"] = schema_text
         if extra:
             vendor["envelope_extra"] = extra
         return [event.with_(vendor=vendor)]
@@ -304,7 +305,7 @@ class DebeziumJsonCodec(Codec):
         return Event(op=Op.DDL, ddl=ddl, **common)
 
     def _row(self, payload: dict, schema: Optional[dict], op: Op, position: Position, common: dict) -> Event:
-        fields = _image_fields(schema)
+        fields = _literal_fields(literal(schema)) if isinstance(schema, dict) else {}
         numbers: dict[str, bool] = {}
         images, render = {}, {}
         documents: dict[str, str] = {}
@@ -492,7 +493,7 @@ class DebeziumJsonCodec(Codec):
             payload["transaction"] = {"id": e.transaction_id}
         if not e.op.is_data:
             return payload
-        fields = _image_fields(unliteral(e.vendor["schema"])) if own and e.vendor.get("schema") else (foreign or {})
+        fields = _literal_fields(e.vendor["schema"]) if own and e.vendor.get("schema") else (foreign or {})
         by_name = {c.name: c for c in e.columns}
         render = e.vendor.get("render", {}) if own else {}
         for part in ("before", "after"):
@@ -623,6 +624,24 @@ def _envelope_schema(e: Event, fields: dict[str, dict]) -> dict:
 
 
 # ------------------------------------------------------------------------------------------- schema + kinds
+
+
+# A connector writes the same schema part in every message of a table (schemas.enable=true: ~2 KB of each
+# message), so what decode and encode read from it is worked out once per distinct schema text: checking and
+# indexing it per message was half of this codec's decode time. Callers must not change what these return.
+_SCHEMA_CACHE = 1024
+
+
+@functools.lru_cache(maxsize=_SCHEMA_CACHE)
+def _schema_problem(text: str) -> Optional[tuple[str, str]]:
+    """``schema_problem`` of the envelope schema whose exact JSON text is ``text``."""
+    return schema_problem(unliteral(text), "schema")
+
+
+@functools.lru_cache(maxsize=_SCHEMA_CACHE)
+def _literal_fields(text: str) -> dict[str, dict]:
+    """``_image_fields`` of the schema whose exact JSON text is ``text``."""
+    return _image_fields(unliteral(text))
 
 
 def _image_fields(schema: Optional[dict]) -> dict[str, dict]:

@@ -243,3 +243,31 @@ def test_connector_mongodb_document_strings_collection_and_key():
     changed = c.with_(after={**c.after, "first_name": "Anne Marie"})
     out = jsontext.loads(CODEC.encode([changed])[0].value)[0]
     assert isinstance(out["after"], str) and jsontext.loads(out["after"])[0]["first_name"] == "Anne Marie"
+
+
+def test_each_message_is_read_by_its_own_schema_when_a_table_s_schema_changes():
+    """The schema part is read once per distinct schema (a connector repeats it in every message of a table); a
+    table whose column changes type mid-stream, and a message whose schema is broken, still decode by their own."""
+    def message(balance_field: dict, value) -> bytes:
+        fields = [{"type": "int64", "optional": False, "field": "id"}, {"optional": True, "field": "balance",
+                                                                         **balance_field}]
+        row = {"type": "struct", "optional": True, "name": "shop.t.Value", "fields": fields}
+        schema = {"type": "struct", "name": "shop.t.Envelope", "optional": False,
+                  "fields": [{**row, "field": "before"}, {**row, "field": "after"}]}
+        payload = {"before": None, "after": {"id": 1, "balance": value},
+                   "source": {"db": "shop", "table": "t", "ts_ms": 1700000000000}, "op": "c", "ts_ms": 1700000000000}
+        return jsontext.dumps({"schema": schema, "payload": payload})
+
+    decimal = {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal", "parameters": {"scale": "2"}}
+    as_decimal = message(decimal, base64.b64encode((12345).to_bytes(2, "big")).decode())
+    as_text = message({"type": "string"}, "MDk=")
+    broken = message({"type": "string", "parameters": {"scale": 2}}, "MDk=")
+    for offset, raw in enumerate([as_decimal, as_text, as_decimal, broken, as_text] * 2):
+        pos = Position(source="s", partition=0, offset=offset)
+        if raw is broken:
+            with pytest.raises(DecodeError, match="schema.fields.1.fields.1.parameters.scale|parameters.scale"):
+                CODEC.decode(raw, pos)
+            continue
+        [e] = CODEC.decode(raw, pos)
+        assert e.after["balance"] == ("123.45" if raw is as_decimal else "MDk=")
+        assert CODEC.encode([e])[0].value == raw  # re-encoded with the schema it came with
