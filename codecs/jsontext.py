@@ -73,13 +73,6 @@ def dumps(value: Any) -> bytes:
     return orjson.dumps(value, default=_fragment, option=orjson.OPT_PASSTHROUGH_SUBCLASS)
 
 
-def number_or_text(text: str | None, as_number: bool) -> Any:
-    """Render canonical text back as the JSON the vendor used: bare number or string."""
-    if text is None:
-        return None
-    return JsonNumber(text) if as_number else text
-
-
 def normalise(value: Any) -> Any:
     """A comparable form for tests: numbers as ``('n', literal)``, everything else as is."""
     if isinstance(value, JsonNumber):

@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
 
     spark = session("cdc-replay replay")
     in_window, in_tables = window_filter(since_ms, until_ms), tables_filter(patterns)
-    decoded = None
+    decoded = encoded = None
     try:
         with staged_output(args.out, "replay") as stage, codec_settings(spark, args, stage):
             decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt)
@@ -196,13 +196,13 @@ def run(args: argparse.Namespace) -> int:
                                      "not_carried": not_carried(summary, carried)}
                 if args.sink:
                     counts["encoded"]["sink"] = write_sink(encoded_messages(encoded), args, since_ms, until_ms)
-                encoded.unpersist()
             _write_json(stage / "counts.json", counts)
             _write_json(stage / "checkpoint.json", checkpoint(summary, since_ms, until_ms, planned))
             (stage / "_SUCCESS").write_text("")
-    finally:
-        if decoded is not None:
-            decoded.unpersist()
+    finally:  # a failed step (a refused --sink, a full disk) must not leave the caches to the session
+        for cached in (encoded, decoded):
+            if cached is not None:
+                cached.unpersist()
     clear_rejected(args.out)
     print_summary(args.out, counts)
     return 0
