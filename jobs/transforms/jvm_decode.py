@@ -42,11 +42,11 @@ LINE_SPARK = T.BinaryType()
 LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
 
 
-# Line archives smaller than this decode in Python unless ``CDC_REPLAY_JVM_DECODE=on``. Measured with fresh
-# ``cdc-replay replay`` processes of canal-json on 2 cores (bench/RESULTS.md, fifteenth round), JVM vs Python:
-# 1 MB 13.9-14.2 s vs 12.9-13.4 s (registering the jar, a cold JIT), 500 MB 29.1-30.7 s vs 29.0-30.4 s (even),
-# 2 GB 62.4-65.4 s vs 71.1-71.9 s. A warm session gains from about 200 MB on; a replay is mostly a fresh one.
-MIN_BYTES = 512 * 1024 * 1024
+# Line archives smaller than this decode in Python unless ``CDC_REPLAY_JVM_DECODE=on``. Measured on the one
+# pipeline, canal-json replays in one session, JVM vs Python, best of 2 CPU-s (bench/RESULTS.md): 100 MB 21.8 vs
+# 20.3 (no gain: registering the jar and the hand-over cost what the decode saves), 250 MB 36.0 vs 44.0 (-18%),
+# 501 MB 71.3 vs 90.0 (-21%). The saving grows about linearly, from zero near 100-130 MB.
+MIN_BYTES = 192 * 1024 * 1024
 # Avro container archives gain much sooner: fastavro's read of a record costs several times a JSON line's parse.
 # Fresh ``cdc-replay replay`` processes of dts-avro (bench records), JVM vs Python: 2.3 MB 17.1-18.2 s vs
 # 17.3-17.6 s (even), 23 MB 20.2-20.6 s vs 24.9-27.7 s, 68 MB 28.1-28.3 s vs 37.4-39.1 s.
