@@ -6,8 +6,9 @@
 ``merge-formats`` is ``test_merge_formats.test_workload_in_vendor_format_merges_day_by_day_to_the_source_state``
 for many seeds in one go: each seed's workload gets its own database (``shop_<seed>``), the days of all seeds are
 archived together, replayed and merged day by day with ``--base`` (3 replays and 3 merges whatever the number of
-seeds), and every seed's tables are compared with its simulated source. ``replay`` and ``end-to-end`` are
-``test_replay``'s and ``test_end_to_end``'s randomized archives, every seed in one archive the same way. Failing
+seeds), and every seed's tables are compared with its simulated source. ``replay`` is
+``test_replay``'s randomized archive, every seed in one archive the same way. ``end-to-end`` is ``test_end_to_end``'s
+workload with all seeds in the same two tables, each seed in its own key range (``end_to_end`` says why). Failing
 seeds are printed; keep them as fixed cases of the test (``FIXED_SEEDS``); say what a run found in the commit
 that keeps them.
 """
@@ -79,7 +80,13 @@ def compare(workloads: dict, state: Path, how: str) -> list[tuple[int, str]]:
 
 def merge_canonical(seeds: list[int], root: Path) -> list[tuple[int, str]]:
     """``test_merge``'s randomized workload (500 changes, 3 days, canonical events as replay writes them): merged in
-    one go and day by day with ``--base --history``; both must equal the source, per seed."""
+    one go and day by day with ``--base --history``; both must equal the source, per seed.
+
+    Each seed keeps its own database ``shop_<seed>`` (3 tables a seed, 4 merges): unlike ``end_to_end``, seeds
+    cannot share tables by key range. The workload truncates the keyless ``shop.log`` (a shared table would lose
+    every seed's rows), changes the tables' columns by DDL at seed-dependent points (one seed's ADD/RENAME/DROP
+    would apply to the others' rows), and the keyless table has no key to offset (a marker column would change
+    its schema). Its cost is the merge's per-table driver work: run a long sweep in ranges, each a whole result."""
     from cdc_jobs import cli
     from workload import generate, write_replay
 
