@@ -177,8 +177,15 @@ def _seed_of(row: dict, table: str) -> int:
 
 
 def _shared_tables(seed: int, w):
-    """The seed's workload in the shared ``shop`` tables: its key columns offset (before, after and final rows)."""
-    move = lambda e: e.with_(before=_offset_keys(e.before, e.table, seed), after=_offset_keys(e.after, e.table, seed))
+    """The seed's workload in the shared ``shop`` tables: its key columns offset (before, after and final rows),
+    and its sequence too: a source numbers a table's changes once, and a format may pair the halves of an update
+    by table + sequence (dataworks-json's UPDATE_BEFOR/UPDATE_AFTER), which equal numbers of two seeds would mix."""
+    from decimal import Decimal
+
+    def move(e):
+        assert all(0 <= s < SEED_KEY_SPAN for s in e.sequence), f"sequence {e.sequence} outside one seed's span"
+        return e.with_(before=_offset_keys(e.before, e.table, seed), after=_offset_keys(e.after, e.table, seed),
+                       sequence=tuple(Decimal(seed * SEED_KEY_SPAN) + s for s in e.sequence))
     final = {t: [_offset_keys(r, t.split(".", 1)[1], seed) for r in rows] for t, rows in w.final.items()}
     return type(w)([move(e) for e in w.snapshot], [move(e) for e in w.changes], final)
 
@@ -189,7 +196,8 @@ def end_to_end(fmt: str, seeds: list[int], root: Path, shared: bool = True) -> l
 
     Shared (the default): all seeds write the same two tables ``shop.customers`` / ``shop.order_items``, each seed
     with its integer key offset by ``seed * SEED_KEY_SPAN`` (``id``, ``order_id``; in before and after images, so
-    key-changing updates move within the seed's range), and the merged rows are split back per seed by that range.
+    key-changing updates move within the seed's range; the event sequence the same way, so it stays unique per
+    table), and the merged rows are split back per seed by that range.
     A merge costs ~1-2 s of driver work per Delta table: a database per seed made 200 seeds 400 tables (canal-json
     did not finish in 95 min), shared it is 2. The offset is safe here because ``sample.simulate`` has only keyed
     tables, small positive keys far from the column types' limits (``int``, ``bigint``), no DDL and no truncate,
