@@ -36,10 +36,10 @@ def _seeds(spec: str) -> list[int]:
 
 def merge_formats(fmt: str, seeds: list[int], root: Path) -> list[tuple[int, str]]:
     from cdc_jobs import cli
-    from test_merge_formats import archive_day
+    from test_merge_formats import archive_day, carried_ddl
     from workload import generate
 
-    workloads = {s: generate(s, n_changes=250) for s in seeds}
+    workloads = {s: generate(s, n_changes=250, ddl=carried_ddl(fmt)) for s in seeds}
     n_days = len(next(iter(workloads.values())).days)
     base = None
     for d in range(n_days):
