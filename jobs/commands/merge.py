@@ -36,7 +36,6 @@ import json
 import math
 import os
 import posixpath
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from decimal import Decimal
 from pathlib import Path
@@ -48,7 +47,7 @@ from pyspark.sql import functions as F
 
 from cdc_jobs.transforms import merge as mt
 from cdc_jobs.transforms import state_types as st
-from cdc_jobs.io import delta_tables
+from cdc_jobs.io import delta_tables, driver_threads
 from cdc_jobs.io.atomic import resolve_output, staged_output
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io.untrusted import check_events, readable
@@ -59,7 +58,6 @@ CANONICAL = "_canonical"
 HISTORY = "_history"
 FORMAT_VERSION = 1
 ROWS_PER_FILE = 1_000_000
-TABLE_WRITERS = 4  # driver threads writing tables at once (CDC_REPLAY_TABLE_WRITERS)
 # Share of copies above which a merge drops later copies of events before the shuffle (``many_copies``): the
 # aggregate and its exchange cost about as much as the shuffle, sort and windows of the rows they save.
 COPY_SHARE_WORTH_DROPPING = 0.25
@@ -374,24 +372,6 @@ def write_history(versions: DataFrame, typings, lineage: dict[str, list[str]], o
           out, state_format, metadata)
 
 
-def write_all(writes: Sequence[Callable[[], None]]) -> None:
-    """Runs the table writes from a few driver threads. A table under ROWS_PER_FILE is one single-task job, and a
-    Delta table also commits its log on the driver (about a second of driver work per table): one table at a time
-    left the other cores idle. The first error is raised once the running writes stopped (the stage is then
-    discarded whole); writes not yet started are cancelled."""
-    workers = max(1, int(os.environ.get("CDC_REPLAY_TABLE_WRITERS", TABLE_WRITERS)))
-    if workers == 1 or len(writes) <= 1:
-        for write in writes:
-            write()
-        return
-    pool = ThreadPoolExecutor(workers, thread_name_prefix="cdc-replay-merge-write")
-    try:
-        for future in [pool.submit(write) for write in writes]:
-            future.result()
-    finally:
-        pool.shutdown(wait=True, cancel_futures=True)
-
-
 @contextmanager
 def persisted(df: DataFrame) -> Iterator[DataFrame]:
     """``df`` cached (memory, spilling to disk) for the reads inside the block, and released after it."""
@@ -522,7 +502,7 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
                 # offset, index]. The next --base run ignores column declarations of events at or before it.
                 "watermark": _watermark_out(max(marks) if marks else None),
             }
-        write_all(writes)
+        driver_threads.run_all(writes)  # a table under ROWS_PER_FILE is one single-task job
     state = {"format_version": FORMAT_VERSION, "history": history, "state_format": state_format,
              "inputs": {"replay": list(replays), "base": base, "tables": list(tables), "window": window},
              "tables": result_tables}

@@ -8,6 +8,7 @@ numbers go to stderr, which is the error Airflow shows), 2 for usage errors. The
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import sys
 import time
@@ -23,7 +24,7 @@ from cdc_jobs.transforms import verify_counts as vc
 from cdc_jobs.transforms.dead_letters import Budget
 from cdc_jobs.transforms.merge.canonical import CANONICAL_SPARK
 from cdc_jobs.errors import UsageError
-from cdc_jobs.io import delta_tables, storage
+from cdc_jobs.io import delta_tables, driver_threads, storage
 from cdc_jobs.io.atomic import check_spark_reaches, committed_location, resolve_output
 from cdc_jobs.io.remote_dir import RemoteDir
 from cdc_jobs.io.untrusted import check_events, readable
@@ -137,7 +138,13 @@ def base_keys(spark: SparkSession, base: Path, pks: dict[str, list[str]]) -> Opt
 def count_state(spark: SparkSession, state: Path) -> dict[str, int]:
     """Rows per STATE/<table>/: merge writes live rows only (deleted keys live on as tombstones in _canonical/).
     A Delta table is read through its log (its current version), never as the Parquet files in its folder."""
-    return {t: delta_tables.read_table(spark, d).count() for t, d in state_tables(state).items()}
+    tables = state_tables(state)
+    counts = driver_threads.run_all([functools.partial(_count, spark, d) for d in tables.values()])
+    return dict(zip(tables, counts))
+
+
+def _count(spark: SparkSession, table: Path) -> int:
+    return delta_tables.read_table(spark, table).count()
 
 
 # ------------------------------------------------------------------------------------------------- verify
@@ -289,7 +296,8 @@ def verify(spark: SparkSession, replays: list[dict], state: Path, base: Optional
         row["ok"] = not problems
         rows.append(row)
 
-    replay_reports = [account_replay(spark, info, budget) for info in replays]
+    replay_reports = driver_threads.run_all([functools.partial(account_replay, spark, info, budget)
+                                             for info in replays])
     accounting = {
         "ok": all(r["ok"] for r in rows) and all(r["ok"] for r in replay_reports),
         "tables_ok": all(r["ok"] for r in rows),
