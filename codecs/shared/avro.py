@@ -6,6 +6,7 @@ from __future__ import annotations
 import base64
 import io
 import math
+import re
 import struct
 from pathlib import Path
 from typing import Any
@@ -77,9 +78,29 @@ def avro_loads(schema: Any, raw: bytes) -> tuple[Any, int]:
     """Read one datum; returns it and the number of bytes consumed. Values of unions with several named types
     come back as ``(full name, value)`` so records of identical shape (DTS BinaryObject/BinaryGeometry) stay
     distinguishable and are written back to the same branch."""
+    datum, used = read_datum(schema, raw, **NAMED_TYPES)
+    return check_ints(schema, datum), used
+
+
+def read_datum(schema: Any, raw: bytes, **options: Any) -> tuple[Any, int]:
+    """fastavro's schemaless read of one datum: (datum, bytes consumed). Its EOFError names the reader's BytesIO
+    with a memory address ("cannot read double from <_io.BytesIO object at 0x7f...>"), which made the dead letter
+    of the same truncated record differ between runs; here it says "from the record's bytes" instead."""
     buf = io.BytesIO(raw)
-    datum = fastavro.schemaless_reader(buf, schema, None, **NAMED_TYPES)
-    return check_ints(schema, datum), buf.tell()
+    try:
+        datum = fastavro.schemaless_reader(buf, schema, None, **options)
+    except EOFError as exc:
+        raise EOFError(without_addresses(str(exc), "the record's bytes")) from None
+    return datum, buf.tell()
+
+
+_ADDRESS = re.compile(r"<[\w.]+ object at 0x[0-9a-fA-F]+>")
+
+
+def without_addresses(text: str, name: str) -> str:
+    """A reader's error text with each ``<_io.BytesIO object at 0x...>`` (a memory address: another text on every
+    run) replaced by ``name``, so that a dead letter's reason is the same whenever the same bytes are read."""
+    return _ADDRESS.sub(name, text)
 
 
 # How every datum the codecs see is read: values of unions with several named types as (full name, value).

@@ -299,7 +299,7 @@ def read_avro(path: str, codec: "Codec | None" = None, skip: int = 0) -> Iterato
     records are read but not given (the JVM decoded them: ``read_avro_blocks``)."""
     import fastavro
 
-    from cdc_codecs.shared.avro import NAMED_TYPES
+    from cdc_codecs.shared.avro import NAMED_TYPES, without_addresses
 
     # Built column-wise here rather than through ``_Batcher``: a file's rows differ only in record number,
     # bytes and datum, and the per-row appends were a sixth of the read's time.
@@ -342,7 +342,7 @@ def read_avro(path: str, codec: "Codec | None" = None, skip: int = 0) -> Iterato
             if decoder is not None:
                 datums.append(None)
             yield _avro_columns(path, first, values, datums, [{"key": "cdc-avro-error",
-                                                              "value": f"{type(exc).__name__}: {exc}".encode()}])
+                                                              "value": f"{type(exc).__name__}: {without_addresses(str(exc), 'the block')}".encode()}])
             return
     if values:
         yield _avro_columns(path, first, values, datums)

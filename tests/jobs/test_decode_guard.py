@@ -150,6 +150,35 @@ def test_a_corrupt_avro_container_keeps_what_was_readable_and_dead_letters_the_r
     assert decoded[0]["dl_reason"] and decoded[0]["pos_offset"] == len(rows)
 
 
+def test_a_block_claiming_more_records_than_it_holds_gets_the_same_error_text_every_read(tmp_path):
+    """fastavro's EOFError named the block's BytesIO with its memory address, so the same damaged container gave
+    its dead letter another reason on every replay."""
+    import io
+
+    import fastavro
+
+    from cdc_jobs.io.files import read_avro
+
+    schema = fastavro.parse_schema({"type": "record", "name": "R", "fields": [{"name": "d", "type": "double"}]})
+    buf = io.BytesIO()
+    fastavro.writer(buf, schema, [{"d": 1.5}] * 10)
+    data = bytearray(buf.getvalue())
+    count_at = data.index(bytes(data[-16:])) + 16  # the first block's record count, after the header's sync marker
+    assert data[count_at] == 20  # 10, zigzag-encoded
+    data[count_at] = 22  # says 11
+    path = tmp_path / "a.avro"
+    path.write_bytes(bytes(data))
+
+    def error_text() -> str:
+        [text] = [h["value"].decode() for cols in read_avro(str(path)) for r in _rows(cols)
+                  for h in r["pos_headers"] if h["key"] == "cdc-avro-error"]
+        return text
+
+    first = error_text()
+    assert first.startswith("EOFError: cannot read double") and " at 0x" not in first, first
+    assert error_text() == first
+
+
 def _rows(cols: dict) -> list[dict]:
     """The RAW rows of an archive reader's columns."""
     return pa.RecordBatch.from_pydict(cols, schema=RAW_ARROW).to_pylist()
