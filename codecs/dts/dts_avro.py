@@ -36,8 +36,8 @@ import fastavro.schema
 
 from ..base import Capabilities, Codec, ContainerDecoder, EncodedMessage, ddl_op, message_key, untyped
 from ..event import Column, EncodeError, Event, Image, Op, Position
-from ..shared.avro import (SCHEMA_DIR, avro_dumps, avro_loads, check_ints, comparable, from_jsonable, same_layout,
-                           short_name, to_jsonable)
+from ..shared.avro import (SCHEMA_DIR, avro_dumps, avro_loads, check_ints, comparable, from_jsonable, read_datum,
+                           same_layout, short_name, to_jsonable)
 from ..shared.avro_ints import INT32_MAX, INT32_MIN
 from ..shared.time_text import (DATE_RE, DATETIME_RE, TIME_RE, date_text, epoch_text, parse_date, parse_datetime,
                                parse_epoch, parse_time, split_zoned, time_text)
@@ -452,12 +452,15 @@ class DtsAvroCodec(Codec):
             raise self.error("Record", position, f"not a readable DTS Record: {type(exc).__name__}: {exc}")
 
     def _read(self, raw: bytes, position: Position) -> tuple[dict, bool]:
-        """14 fields first; the trailing bornTimestamp only when bytes remain."""
+        """14 fields first; the trailing bornTimestamp only when bytes remain. RECORD15 is RECORD14 and then that
+        one long, so the long is read from where the 14 fields end (reading the whole record again with
+        RECORD15 was a third of a 15-field record's decode)."""
         try:
             datum, used = avro_loads(RECORD14, raw)
             if used == len(raw):
                 return datum, False
-            datum, used = avro_loads(RECORD15, raw)
+            datum["bornTimestamp"], more = read_datum("long", raw[used:])
+            used += more
         except Exception as exc:  # fastavro: EOFError, UnicodeDecodeError, IndexError...
             raise self.error("Record", position, f"not a readable DTS Record: {type(exc).__name__}: {exc}")
         if used != len(raw):
