@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import os
 import sys
+from contextlib import contextmanager
+from typing import Iterator
 
 from pyspark.sql import SparkSession
 
@@ -73,3 +75,20 @@ def require_delta(spark: SparkSession) -> None:
             f"Delta Lake is not on Spark's classpath (class {extension} not found): merged state is written as "
             "Delta tables. `make install` resolves io.delta:delta-spark_4.2_2.13 into the project's runtime jars "
             "(cdc_jobs.jvm, spark.jars); on another cluster add them to its jars.")
+
+
+@contextmanager
+def settings(spark: SparkSession, values: dict[str, str]) -> Iterator[None]:
+    """Session settings for the statements inside the block, and what they were after it (unset ones unset
+    again). Session-wide: only for a phase whose concurrent statements all want them."""
+    before = {key: spark.conf.get(key, None) for key in values}
+    for key, value in values.items():
+        spark.conf.set(key, value)
+    try:
+        yield
+    finally:
+        for key, value in before.items():
+            if value is None:
+                spark.conf.unset(key)
+            else:
+                spark.conf.set(key, value)
