@@ -11,6 +11,7 @@ decimal and float families as bare numbers, everything else as strings (``bare_f
 
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any, Mapping, Optional
 
 from ..event import Column, EncodeError, Event, Image, Position
@@ -45,9 +46,16 @@ def declared(numbers: Mapping[str, bool], kinds: Mapping[str, Mapping[str, str]]
              ) -> tuple[tuple[Column, ...], dict[str, dict[str, str]]]:
     """What an untyped message declares: every column seen, flagged when its values were bare numbers, and per image
     part (``kinds``: part -> ``read_image`` kinds) the cells written otherwise than their column (``vendor["render"]``)."""
-    columns = tuple(Column(name, number=flag) for name, flag in numbers.items())
+    columns = _columns(tuple(numbers.items()))
     render = {part: dev for part, cells in kinds.items() if (dev := deviations(cells, numbers))}
     return columns, render
+
+
+@lru_cache(maxsize=4096)
+def _columns(flags: tuple[tuple[str, bool], ...]) -> tuple[Column, ...]:
+    """One tuple of (frozen) Columns per distinct column list: a table's messages mostly repeat theirs, and events
+    sharing it let the checks downstream that remember the last columns they saw skip the rest of a table's."""
+    return tuple(Column(name, number=flag) for name, flag in flags)
 
 
 def rendering(event: Event, own: bool) -> tuple[dict[str, bool], Mapping[str, Mapping[str, str]]]:
