@@ -27,7 +27,7 @@ from typing import Any, Optional, Sequence
 
 from ..base import Capabilities, Codec
 from ..shared.json_cells import deviations, read_image, render_image
-from ..shared.json_fix import fix_paths
+from ..shared.json_fix import fix_paths, same_json
 from ..shared.required import ARRAY, INTEGER, NULL, STRING, Required, need
 from ..shared.value_text import int_field
 from ..event import Column, EncodeError, Event, Op, Position
@@ -38,6 +38,14 @@ FORMAT = "cloudcanal-json"
 DML_ACTIONS = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE}
 CONTROL_ENTRIES = {"TRANSACTIONBEGIN": Op.BEGIN, "TRANSACTIONEND": Op.COMMIT, "HEARTBEAT": Op.HEARTBEAT}
 ENTRY_FOR_OP = {op: entry for entry, op in CONTROL_ENTRIES.items()}
+DECLARATIONS = ("dbValType", "jdbcType")
+_ABSENT = ("absent",)  # a declaration key's value for a message without that key (null is another value)
+# Every message of a table repeats its declaration: the columns are read once per distinct declaration (and number
+# flags), and whether the declaration is exactly what the encoder derives from them is compared once per columns.
+_CACHE_SIZE = 4096
+_DECLARED: dict[tuple, tuple[Column, ...]] = {}
+_NUMBERED: dict[tuple, tuple[Column, ...]] = {}
+_SELF_DERIVED: dict[int, tuple[tuple[Column, ...], bool]] = {}
 
 
 def _cloudcanal_kind(msg: dict) -> Optional[str]:
@@ -84,7 +92,14 @@ class CloudCanalJsonCodec(Codec):
 
     def fix_paths(self, msg: dict, derived: dict, events: list[Event]) -> list[tuple[str, ...]]:
         # Row lists are the events themselves; only an empty list may need a fix (null or absent instead of []).
-        return fix_paths(msg, derived, {k for k in ("data", "before") if derived.get(k)})
+        skip = {k for k in ("data", "before") if derived.get(k)}
+        if _self_derived(msg, derived, events[0].columns):
+            skip.update(DECLARATIONS)  # nothing to fix there
+        return fix_paths(msg, derived, skip)
+
+    def derive(self, events: list[Event]) -> dict:
+        # Row lists are not compared when they hold rows (``fix_paths``): placeholders instead of rendered rows.
+        return self._build(events, rows=False)
 
     def events(self, msg: dict, position: Position) -> list[Event]:
         action = msg.get("action")
@@ -113,7 +128,7 @@ class CloudCanalJsonCodec(Codec):
             primary_key=tuple(pks or ()), event_time_ms=event_ms,
             sequence=(Decimal(event_ms),) if event_ms is not None else (),
         )
-        columns = self._columns(msg, position)
+        key, columns = self._columns(msg, position)
         if entry in CONTROL_ENTRIES:
             return [Event(op=CONTROL_ENTRIES[entry], position=position, columns=columns,
                           vendor={"action": action}, **common)]
@@ -127,7 +142,7 @@ class CloudCanalJsonCodec(Codec):
         op = DML_ACTIONS.get(action)
         if op is None:
             raise self.error("action", position, f"unknown DML action {action!r} (isDdl is false)")
-        return self._row_events(msg, op, position, columns, common)
+        return self._row_events(msg, op, position, key, columns, common)
 
     def _text(self, msg: dict, key: str, position: Position) -> Optional[str]:
         value = msg.get(key)
@@ -147,8 +162,8 @@ class CloudCanalJsonCodec(Codec):
                                  f"expected a row object, got {'null' if row is None else type(row).__name__}")
         return rows
 
-    def _row_events(self, msg: dict, op: Op, position: Position, columns: tuple[Column, ...],
-                    common: dict) -> list[Event]:
+    def _row_events(self, msg: dict, op: Op, position: Position, key: Optional[tuple],
+                    columns: tuple[Column, ...], common: dict) -> list[Event]:
         data, befores = self._rows(msg, "data", position), self._rows(msg, "before", position)
         delete_in = None
         if op is Op.INSERT:
@@ -170,12 +185,12 @@ class CloudCanalJsonCodec(Codec):
         numbers: dict[str, bool] = {}
         decoded = []
         for i, (before_raw, after_raw) in enumerate(pairs):
-            where = replace(position, index=i)
+            where = position if position.index == i else replace(position, index=i)
             before_field = f"data[{i}]" if delete_in else f"before[{i}]"
             before, r_before = read_image(self, before_raw, before_field, where, numbers)
             after, r_after = read_image(self, after_raw, f"data[{i}]", where, numbers)
             decoded.append((where, before, after, r_before, r_after))
-        columns = _with_numbers(columns, numbers)
+        columns = _with_numbers(key, columns, numbers)
         flags = {c.name: c.number for c in columns}
         events = []
         for where, before, after, r_before, r_after in decoded:
@@ -190,7 +205,20 @@ class CloudCanalJsonCodec(Codec):
                                 vendor=vendor, **common))
         return events
 
-    def _columns(self, msg: dict, position: Position) -> tuple[Column, ...]:
+    def _columns(self, msg: dict, position: Position) -> tuple[Optional[tuple], tuple[Column, ...]]:
+        """The declaration's cache key (None: not cacheable) and its columns, read once per distinct declaration."""
+        key = _declaration_key(msg)
+        try:
+            cached = _DECLARED.get(key)
+        except TypeError:  # an object or list as a type: malformed, ``_read_columns`` names it
+            key, cached = None, None
+        if cached is None:
+            cached = self._read_columns(msg, position)
+            if key is not None:
+                _remember(_DECLARED, key, cached)
+        return key, cached
+
+    def _read_columns(self, msg: dict, position: Position) -> tuple[Column, ...]:
         types, jdbc = msg.get("dbValType"), msg.get("jdbcType")
         if types is not None and not isinstance(types, dict):
             raise self.error("dbValType", position, "expected an object of column -> type name")
@@ -218,12 +246,12 @@ class CloudCanalJsonCodec(Codec):
             raise EncodeError(FORMAT, "fragment_key", "assemble fragments before encoding")
 
     def build(self, events: list[Event]) -> dict:
-        return self._build(events)
+        return self._build(events, rows=True)
 
     def message_op(self, msg: dict, first: Event) -> str:
         return msg["action"] if isinstance(msg.get("action"), str) else first.op.value
 
-    def _build(self, group: Sequence[Event]) -> dict[str, Any]:
+    def _build(self, group: Sequence[Event], rows: bool) -> dict[str, Any]:
         first = group[0]
         own = first.format == FORMAT
         columns = _merge_columns(group)
@@ -247,15 +275,19 @@ class CloudCanalJsonCodec(Codec):
         flags = {c.name: (c.number if own else _bare_family(c)) for c in columns}
         action = "INSERT" if first.op is Op.SNAPSHOT else first.op.value
         data, befores = [], []
+
+        def row(image: dict, kinds: dict, part: str) -> dict:
+            return render_image(FORMAT, image, flags, kinds.get(part, {}), part) if rows else {}
+
         for e in group:
             render = e.vendor.get("render", {}) if own else {}
             if e.op is Op.DELETE:
-                rows = data if own and e.vendor.get("delete_in") == "data" else befores
-                rows.append(render_image(FORMAT, e.before or {}, flags, render.get("before", {}), "before"))
+                into = data if own and e.vendor.get("delete_in") == "data" else befores
+                into.append(row(e.before or {}, render, "before"))
                 continue
-            data.append(render_image(FORMAT, e.after or {}, flags, render.get("after", {}), "after"))
+            data.append(row(e.after or {}, render, "after"))
             if e.op is Op.UPDATE and e.before is not None:
-                befores.append(render_image(FORMAT, e.before, flags, render.get("before", {}), "before"))
+                befores.append(row(e.before, render, "before"))
         msg.update(action=action, isDdl=False, sql="", data=data, before=befores)
         return msg
 
@@ -287,7 +319,54 @@ class CloudCanalJsonCodec(Codec):
 
 
 
-def _with_numbers(columns: tuple[Column, ...], numbers: dict[str, bool]) -> tuple[Column, ...]:
+def _declaration_key(msg: dict) -> Optional[tuple]:
+    """Everything the declared columns depend on: per declaration key its presence and items with their JSON types
+    (``JsonNumber("4")`` equals ``"4"``: a cached success must never hide a malformed declaration); None for a
+    declaration that is neither an object nor null (``_read_columns`` names it)."""
+    key = []
+    for name in DECLARATIONS:
+        value = msg.get(name, _ABSENT)
+        if type(value) is dict:
+            key.append((tuple(value.items()), tuple(map(type, value.values()))))
+        elif value is None or value is _ABSENT:
+            key.append(value)
+        else:
+            return None
+    return tuple(key)
+
+
+def _remember(cache: dict, key: tuple, value: Any) -> None:
+    if len(cache) >= _CACHE_SIZE:
+        cache.clear()
+    cache[key] = value
+
+
+def _self_derived(msg: dict, derived: dict, columns: tuple[Column, ...]) -> bool:
+    """Whether the message's dbValType and jdbcType are exactly what the encoder derives from ``columns``. The
+    columns tuple is one per distinct declaration (``_columns``), so this is compared once per tuple; but not the
+    empty tuple, which Python shares between all declarations without columns (``{}``, null, absent)."""
+    hit = _SELF_DERIVED.get(id(columns)) if columns else None
+    if hit is not None and hit[0] is columns:
+        return hit[1]
+    same = all(name in msg and same_json(msg[name], derived.get(name)) for name in DECLARATIONS)
+    if columns:
+        _remember(_SELF_DERIVED, id(columns), (columns, same))  # holds the tuple, so its id stays unique
+    return same
+
+
+def _with_numbers(key: Optional[tuple], columns: tuple[Column, ...], numbers: dict[str, bool]
+                  ) -> tuple[Column, ...]:
+    """The declared columns with the number flags of the rows (and the row columns nothing declares)."""
+    numbered_key = (key, tuple(numbers.items())) if key is not None else None
+    cached = _NUMBERED.get(numbered_key) if numbered_key is not None else None
+    if cached is None:
+        cached = _numbered(columns, numbers)
+        if numbered_key is not None:
+            _remember(_NUMBERED, numbered_key, cached)
+    return cached
+
+
+def _numbered(columns: tuple[Column, ...], numbers: dict[str, bool]) -> tuple[Column, ...]:
     known = {c.name for c in columns}
     out = [replace(c, number=numbers.get(c.name, False)) for c in columns]
     out += [Column(name, number=flag) for name, flag in numbers.items() if name not in known]

@@ -35,7 +35,7 @@ from typing import Any, Optional, Sequence
 
 from .. import jsontext
 from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
-from ..shared.json_fix import apply_fix
+from ..shared.json_fix import apply_fix, same_json
 from ..shared.value_text import cell_json, cell_text
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
@@ -53,6 +53,13 @@ DATE_TYPE, JDBC_TIMESTAMP = "timestamp(3)", 93
 FAMILY_TYPE = {"int": "LONG", "float": "DOUBLE", "bool": "BOOLEAN", "binary": "BYTES", "timestamp": "DATE"}
 # Where the fix paths descend into objects, so the vendor data holds single keys, not whole blocks.
 NESTED = {("schema",), ("schema", "source"), ("payload",), ("payload", "timestamp"), ("payload", "ddl")}
+_EPOCH_MS = re.compile(r"-?\d+")
+# Every message of a table repeats its schema.dataColumn: its columns are read once per distinct declaration, and
+# compared with what the encoder derives from them once per columns tuple.
+_CACHE_SIZE = 4096
+_DECLARED: dict[tuple, tuple[Column, ...]] = {}
+_SELF_DERIVED: dict[int, tuple[tuple[Column, ...], bool]] = {}
+_BY_NAME: dict[int, tuple[tuple[Column, ...], dict[str, tuple[Column, str]]]] = {}
 
 
 def _payload_op(msg: dict) -> Optional[str]:
@@ -105,10 +112,14 @@ class DataWorksJsonCodec(Codec):
         return [self._event(msg, position)]
 
     def derive(self, events: list[Event]) -> dict:
-        return self._message(events[0])
+        # A present image is the event itself and never compared (``_paths``): derived without its cells.
+        return self._message(events[0], cells=False)
 
     def fix_paths(self, msg: dict, derived: dict, events: list[Event]) -> list[tuple[str, ...]]:
-        return _paths(msg, derived, ())
+        paths = _paths(msg, derived, ())
+        if _self_derived(msg, derived, events[0].columns):
+            paths.remove(("schema", "dataColumn"))  # nothing to fix there
+        return paths
 
     def _obj(self, parent: dict, key: str, where: str, position: Position) -> Optional[dict]:
         value = parent.get(key)
@@ -134,7 +145,7 @@ class DataWorksJsonCodec(Codec):
             pk = [ROW_ID]  # no primary key: the RDS hidden row id is what identifies the row
         timestamp = self._obj(payload, "timestamp", "payload.timestamp", position) or {}
         event_ms = timestamp.get("eventTime")
-        if event_ms is not None and not (isinstance(event_ms, JsonNumber) and re.fullmatch(r"-?\d+", event_ms)):
+        if event_ms is not None and not (isinstance(event_ms, JsonNumber) and _EPOCH_MS.fullmatch(event_ms)):
             raise self.error("payload.timestamp.eventTime", position, f"expected epoch milliseconds, got {event_ms!r}")
         seq_id = payload.get("sequenceId")
         sequence: tuple[Decimal, ...] = ()
@@ -168,6 +179,19 @@ class DataWorksJsonCodec(Codec):
         return self._row(payload, op_name, columns, common, position, seq_id)
 
     def _columns(self, schema: dict, position: Position) -> tuple[Column, ...]:
+        """schema.dataColumn's columns, read once per distinct declaration."""
+        key = _declaration_key(schema.get("dataColumn"))
+        try:
+            cached = _DECLARED.get(key) if key is not None else None
+        except TypeError:  # an object or list inside: malformed, ``_read_columns`` names it
+            key, cached = None, None
+        if cached is None:
+            cached = self._read_columns(schema, position)
+            if key is not None:
+                _remember(_DECLARED, key, cached)
+        return cached
+
+    def _read_columns(self, schema: dict, position: Position) -> tuple[Column, ...]:
         data_columns = schema.get("dataColumn")
         if data_columns is None:
             return ()
@@ -190,7 +214,7 @@ class DataWorksJsonCodec(Codec):
 
     def _row(self, payload: dict, op_name: str, columns: tuple[Column, ...], common: dict, position: Position,
              seq_id: Optional[str]) -> Event:
-        by_name = {c.name: c for c in columns}
+        by_name = _by_name(columns)
         images: dict[str, Optional[Image]] = {}
         render: dict[str, dict[str, str]] = {}
         for part in ("before", "after"):
@@ -204,11 +228,13 @@ class DataWorksJsonCodec(Codec):
             image: Image = {}
             for col, value in cells.items():
                 where = f"payload.{part}.dataColumn.{col}"
-                if col not in by_name:
+                declared = by_name.get(col)
+                if declared is None:
                     raise self.error(where, position, "column not declared in schema.dataColumn")
-                text, kind = self._cell(value, by_name[col], where, position)
+                column, column_kind = declared
+                text, kind = self._cell(value, column, where, position)
                 image[col] = text
-                if text is not None and kind != _kind(by_name[col], True):
+                if text is not None and kind != column_kind:
                     render.setdefault(part, {})[col] = kind
             images[part] = image
         before, after = images["before"], images["after"]
@@ -299,13 +325,14 @@ class DataWorksJsonCodec(Codec):
         return [self._encoded(halves[i], 1 if n == 0 else 0) for n, i in enumerate(order)]
 
     def _encoded(self, e: Event, count: int) -> EncodedMessage:
-        msg = self._message(e)
+        msg = self._message(e, cells=True)
         if e.format == FORMAT and e.vendor.get("fix"):
             apply_fix(msg, e.vendor["fix"])
         return EncodedMessage(jsontext.dumps(msg), message_key(e), e.qualified_table, msg["payload"]["op"], count)
 
-    def _message(self, e: Event) -> dict[str, Any]:
-        """The message the canonical fields describe (for own events, before the vendor fixes)."""
+    def _message(self, e: Event, cells: bool) -> dict[str, Any]:
+        """The message the canonical fields describe (for own events, before the vendor fixes); ``cells=False``:
+        present images as empty placeholders."""
         own = e.format == FORMAT
         columns = list(e.columns)
         declared = {c.name for c in columns}
@@ -339,15 +366,18 @@ class DataWorksJsonCodec(Codec):
                 image = getattr(e, part)
                 if image is None:
                     continue
-                cells = {}
+                if not cells:
+                    payload[part] = {"dataColumn": {}}
+                    continue
+                values = {}
                 for col, text in image.items():
                     column = types.get(col) or Column(col)
                     kind = render.get(part, {}).get(col) or _kind(column, own)
                     try:
-                        cells[col] = _to_json(kind, text)
+                        values[col] = _to_json(kind, text)
                     except (ValueError, ArithmeticError) as exc:
                         raise EncodeError(FORMAT, f"payload.{part}.dataColumn.{col}", str(exc)) from None
-                payload[part] = {"dataColumn": cells}
+                payload[part] = {"dataColumn": values}
         return {"schema": schema, "payload": payload, "version": "0.0.1"}
 
     @staticmethod
@@ -382,6 +412,50 @@ def _paths(original: dict, derived: dict, prefix: tuple[str, ...]) -> list[tuple
         else:
             paths.append(path)
     return paths
+
+
+def _declaration_key(data_columns: Any) -> Optional[tuple]:
+    """Everything the columns of schema.dataColumn depend on: each entry's items with their JSON types
+    (``JsonNumber("1")`` equals ``"1"``: a cached success must never hide a malformed declaration); None for a
+    declaration that is not a list of objects (``_read_columns`` reads or names it)."""
+    if type(data_columns) is not list:
+        return None
+    key = []
+    for col in data_columns:
+        if type(col) is not dict:
+            return None
+        key.append((tuple(col.items()), tuple(map(type, col.values()))))
+    return tuple(key)
+
+
+def _remember(cache: dict, key: Any, value: Any) -> None:
+    if len(cache) >= _CACHE_SIZE:
+        cache.clear()
+    cache[key] = value
+
+
+def _self_derived(msg: dict, derived: dict, columns: tuple[Column, ...]) -> bool:
+    """Whether the message's schema.dataColumn is exactly what the encoder derives from ``columns``, compared once
+    per columns tuple (one per distinct declaration: ``_columns``); not the empty tuple, which Python shares."""
+    hit = _SELF_DERIVED.get(id(columns)) if columns else None
+    if hit is not None and hit[0] is columns:
+        return hit[1]
+    schema, derived_schema = msg.get("schema"), derived.get("schema")
+    same = (isinstance(schema, dict) and "dataColumn" in schema and isinstance(derived_schema, dict)
+            and same_json(schema["dataColumn"], derived_schema.get("dataColumn")))
+    if columns:
+        _remember(_SELF_DERIVED, id(columns), (columns, same))  # holds the tuple, so its id stays unique
+    return same
+
+
+def _by_name(columns: tuple[Column, ...]) -> dict[str, tuple[Column, str]]:
+    """Each declared column and how its values are written (``_kind``), once per columns tuple."""
+    hit = _BY_NAME.get(id(columns))
+    if hit is not None and hit[0] is columns:
+        return hit[1]
+    by_name = {c.name: (c, _kind(c, True)) for c in columns}
+    _remember(_BY_NAME, id(columns), (columns, by_name))  # holds the tuple, so its id stays unique
+    return by_name
 
 
 def _text(value: Any) -> Optional[str]:

@@ -165,7 +165,15 @@ class MaxwellJsonCodec(Codec):
         return msg["type"] if is_text(msg.get("type")) else first.op.value
 
     def build(self, events: list[Event]) -> dict:
-        e = events[0]
+        return self._message(events[0], images=True)
+
+    def derive(self, events: list[Event]) -> dict:
+        # A row message's data/old are the event itself: ``fix_paths`` never compares them, so decode derives the
+        # message with empty placeholders there instead of rendering every cell (same keys, same order; tests check
+        # both derivations give the same fixes).
+        return self._message(events[0], images=False)
+
+    def _message(self, e: Event, images: bool) -> dict:
         own = e.format == FORMAT
         msg: dict[str, Any] = {"database": e.database, "table": e.table}
         if e.op is Op.DDL:
@@ -186,13 +194,13 @@ class MaxwellJsonCodec(Codec):
         if not e.op.is_data:
             msg["data"] = {}
             return msg
-        flags, render = rendering(e, own)
+        flags, render = rendering(e, own) if images else ({}, {})
         row = e.before if e.op is Op.DELETE else e.after
-        msg["data"] = render_image(FORMAT, row or {}, flags, render.get("data", {}), "data")
+        msg["data"] = render_image(FORMAT, row or {}, flags, render.get("data", {}), "data") if images else {}
         if e.op is Op.UPDATE:
             old = _old_cells(e, own)
             if old:
-                msg["old"] = render_image(FORMAT, old, flags, render.get("old", {}), "old")
+                msg["old"] = render_image(FORMAT, old, flags, render.get("old", {}), "old") if images else {}
         return msg
 
 

@@ -126,7 +126,15 @@ class OggJsonCodec(Codec):
         return msg["op_type"] if is_text(msg.get("op_type")) else first.op.value
 
     def build(self, events: list[Event]) -> dict:
-        e = events[0]
+        return self._message(events[0], images=True)
+
+    def derive(self, events: list[Event]) -> dict:
+        # The images are the event itself: ``fix_paths`` never compares an image the encoder writes, so decode
+        # derives the message with empty placeholders there instead of rendering every cell (same keys, same order;
+        # tests check both derivations give the same fixes).
+        return self._message(events[0], images=False)
+
+    def _message(self, e: Event, images: bool) -> dict:
         own = e.format == FORMAT
         stamp = _op_ts(e.event_time_ms) if e.event_time_ms is not None else None
         msg: dict[str, Any] = {"table": e.qualified_table, "op_type": OP_TYPE_OF[e.op]}
@@ -139,11 +147,11 @@ class OggJsonCodec(Codec):
             msg["primary_keys"] = list(e.primary_key)
         if e.op is Op.TRUNCATE:
             return msg
-        flags, render = rendering(e, own)
-        if e.before is not None and e.op in (Op.UPDATE, Op.DELETE):
-            msg["before"] = render_image(FORMAT, e.before, flags, render.get("before", {}), "before")
-        if e.op is not Op.DELETE:
-            msg["after"] = render_image(FORMAT, e.after or {}, flags, render.get("after", {}), "after")
+        flags, render = rendering(e, own) if images else ({}, {})
+        for part, image in (("before", e.before if e.op in (Op.UPDATE, Op.DELETE) else None),
+                            ("after", (e.after or {}) if e.op is not Op.DELETE else None)):
+            if image is not None:
+                msg[part] = render_image(FORMAT, image, flags, render.get(part, {}), part) if images else {}
         return msg
 
 

@@ -9,6 +9,8 @@ import pytest
 
 from cdc_codecs import DecodeError, Op, Position, get_codec, jsontext
 from cdc_codecs.scenario import scenario_events
+from cdc_codecs.shared.json_fix import derive_fix, fix_paths
+from fuzz import corpus, seed_messages  # beside this file
 from golden import fixtures  # beside this file
 
 FIXTURES = fixtures("cloudcanal-json")
@@ -131,3 +133,36 @@ def test_scenario_round_trip_up_to_capabilities():
     insert = jsontext.loads(messages[2].value)[0]["data"][0]
     assert type(insert["c_ubigint"]) is jsontext.JsonNumber and insert["c_ubigint"] == "18446744073709551615"
     assert type(insert["c_decimal"]) is str and type(insert["c_double"]) is jsontext.JsonNumber
+
+
+def test_decode_fixes_equal_those_of_the_full_derivation():
+    """decode derives the message with placeholder rows and compares dbValType/jdbcType once per declaration: its
+    fixes must be the definition's (every row rendered, every other key compared); on the fixtures, fuzzed messages
+    and the same declarations reread in other messages (the cache)."""
+    checked = 0
+    fuzzed = corpus("cloudcanal-json", 800, ten_mb_line=False)
+    for raw_msg in [m for _, m in seed_messages("cloudcanal-json")] + [f.raw for f in fuzzed] * 2:
+        try:
+            events = CODEC.decode(raw_msg, Position("t"))
+        except DecodeError:
+            continue
+        msg, full = jsontext.loads(raw_msg)[0], CODEC.build(events)
+        paths = fix_paths(msg, full, {k for k in ("data", "before") if full.get(k)})
+        assert events[0].vendor.get("fix", []) == derive_fix(msg, full, paths), raw_msg
+        checked += 1
+    assert checked > 400
+
+
+def test_declaration_cache_never_hides_a_malformed_or_deviating_declaration():
+    good = (b'{"db":"d","table":"t","execTs":1,"action":"INSERT","isDdl":false,"entryType":"ROWDATA","bid":0,'
+            b'"schema":"d","pks":[],"sendTs":1,"sql":"","before":[],"dbValType":{"id":"int"},"jdbcType":{"id":4},'
+            b'"data":[{"id":1}]}')
+    [a] = CODEC.decode(good, Position("t"))
+    [b] = CODEC.decode(good.replace(b'{"id":4}', b'{"id":"4"}'), Position("t"))
+    assert a.columns == b.columns and "fix" not in a.vendor
+    assert b.vendor["fix"] == [[["jdbcType"], '{"id":"4"}']]  # the same declaration, but a string: kept
+    [c] = CODEC.decode(good.replace(b',"jdbcType":{"id":4}', b''), Position("t"))
+    assert c.vendor["fix"] == [[["jdbcType"], None]]  # absent is not {}
+    with pytest.raises(DecodeError) as err:
+        CODEC.decode(good.replace(b'{"id":"int"}', b'{"id":true}'), Position("t", offset=3))
+    assert err.value.field == "dbValType.id" and "line 3" in str(err.value)

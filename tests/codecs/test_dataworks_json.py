@@ -9,6 +9,10 @@ import pytest
 
 from cdc_codecs import DecodeError, EncodeError, Op, Position, get_codec, jsontext
 from cdc_codecs.scenario import scenario_events
+from cdc_codecs.contract import check_events
+from cdc_codecs.dataworks.dataworks_json import _paths
+from cdc_codecs.shared.json_fix import derive_fix
+from fuzz import corpus, seed_messages  # beside this file
 from golden import as_json, fixtures  # beside this file
 
 FIXTURES = fixtures("dataworks-json")
@@ -183,3 +187,38 @@ def test_update_without_before_image_cannot_be_written():
     e = scenario_events()[4].with_(before=None)
     with pytest.raises(EncodeError):
         CODEC.encode([e])
+
+
+def test_decode_fixes_equal_those_of_the_full_derivation():
+    """decode derives the message without image cells and compares schema.dataColumn once per declaration: its
+    fixes must be the definition's (every cell written, every path compared); on the fixtures, fuzzed messages and
+    the same declarations reread in other messages (the cache)."""
+    checked = 0
+    fuzzed = corpus("dataworks-json", 800, ten_mb_line=False)
+    for raw in [m for _, m in seed_messages("dataworks-json")] + [f.raw for f in fuzzed] * 2:
+        try:
+            [event] = CODEC.decode(raw, Position("t"))
+        except DecodeError:
+            continue
+        msg, full = jsontext.loads(raw)[0], CODEC._message(event, cells=True)
+        assert event.vendor.get("fix", []) == derive_fix(msg, full, _paths(msg, full, ())), raw
+        checked += 1
+    assert checked > 400
+
+
+def test_declaration_cache_never_hides_a_malformed_or_deviating_declaration():
+    good = (b'{"schema":{"dataColumn":[{"name":"id","type":"LONG"}],"primaryKey":["id"],"source":{"dbName":"d",'
+            b'"tableName":"t"}},"payload":{"before":null,"after":{"dataColumn":{"id":1}},"sequenceId":"1",'
+            b'"timestamp":{"eventTime":1,"checkpointTime":1},"op":"INSERT","ddl":null},"version":"0.0.1"}')
+    [a] = CODEC.decode(good, Position("t"))
+    [b] = CODEC.decode(good.replace(b'"type":"LONG"', b'"type":"LONG","x":1'), Position("t"))
+    assert a.columns == b.columns and "fix" not in a.vendor
+    assert b.vendor["fix"] == [[["schema", "dataColumn"], '[{"name":"id","type":"LONG","x":1}]']]
+    with pytest.raises(DecodeError) as err:
+        CODEC.decode(good.replace(b'"type":"LONG"', b'"type":true'), Position("t", offset=3))
+    assert err.value.field == "schema.dataColumn[0].type" and "line 3" in str(err.value)
+    [c] = CODEC.decode(good.replace(b'"id"', b'"7"'), Position("t"))
+    assert c.columns[0].name == "7"
+    with pytest.raises(DecodeError, match="column name must be text"):  # 7, not "7": a number as name
+        check_events("dataworks-json", CODEC.decode(good.replace(b'"name":"id"', b'"name":7').replace(
+            b'"id"', b'"7"'), Position("t")))
