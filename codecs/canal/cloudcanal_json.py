@@ -28,6 +28,7 @@ from typing import Any, Optional, Sequence
 from ..base import Capabilities, Codec
 from ..shared.json_cells import deviations, read_image, render_image
 from ..shared.json_fix import fix_paths, same_json
+from ..shared.memo import remember
 from ..shared.required import ARRAY, INTEGER, NULL, STRING, Required, need
 from ..shared.value_text import int_field
 from ..event import Column, EncodeError, Event, Op, Position
@@ -42,7 +43,6 @@ DECLARATIONS = ("dbValType", "jdbcType")
 _ABSENT = ("absent",)  # a declaration key's value for a message without that key (null is another value)
 # Every message of a table repeats its declaration: the columns are read once per distinct declaration (and number
 # flags), and whether the declaration is exactly what the encoder derives from them is compared once per columns.
-_CACHE_SIZE = 4096
 _DECLARED: dict[tuple, tuple[Column, ...]] = {}
 _NUMBERED: dict[tuple, tuple[Column, ...]] = {}
 _SELF_DERIVED: dict[int, tuple[tuple[Column, ...], bool]] = {}
@@ -215,7 +215,7 @@ class CloudCanalJsonCodec(Codec):
         if cached is None:
             cached = self._read_columns(msg, position)
             if key is not None:
-                _remember(_DECLARED, key, cached)
+                remember(_DECLARED, key, cached)
         return key, cached
 
     def _read_columns(self, msg: dict, position: Position) -> tuple[Column, ...]:
@@ -335,11 +335,6 @@ def _declaration_key(msg: dict) -> Optional[tuple]:
     return tuple(key)
 
 
-def _remember(cache: dict, key: tuple, value: Any) -> None:
-    if len(cache) >= _CACHE_SIZE:
-        cache.clear()
-    cache[key] = value
-
 
 def _self_derived(msg: dict, derived: dict, columns: tuple[Column, ...]) -> bool:
     """Whether the message's dbValType and jdbcType are exactly what the encoder derives from ``columns``. The
@@ -350,7 +345,7 @@ def _self_derived(msg: dict, derived: dict, columns: tuple[Column, ...]) -> bool
         return hit[1]
     same = all(name in msg and same_json(msg[name], derived.get(name)) for name in DECLARATIONS)
     if columns:
-        _remember(_SELF_DERIVED, id(columns), (columns, same))  # holds the tuple, so its id stays unique
+        remember(_SELF_DERIVED, id(columns), (columns, same))  # holds the tuple, so its id stays unique
     return same
 
 
@@ -362,7 +357,7 @@ def _with_numbers(key: Optional[tuple], columns: tuple[Column, ...], numbers: di
     if cached is None:
         cached = _numbered(columns, numbers)
         if numbered_key is not None:
-            _remember(_NUMBERED, numbered_key, cached)
+            remember(_NUMBERED, numbered_key, cached)
     return cached
 
 

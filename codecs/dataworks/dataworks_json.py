@@ -36,6 +36,7 @@ from typing import Any, Optional, Sequence
 from .. import jsontext
 from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
 from ..shared.json_fix import apply_fix, same_json
+from ..shared.memo import remember
 from ..shared.value_text import cell_json, cell_text
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
@@ -56,7 +57,6 @@ NESTED = {("schema",), ("schema", "source"), ("payload",), ("payload", "timestam
 _EPOCH_MS = re.compile(r"-?\d+")
 # Every message of a table repeats its schema.dataColumn: its columns are read once per distinct declaration, and
 # compared with what the encoder derives from them once per columns tuple.
-_CACHE_SIZE = 4096
 _DECLARED: dict[tuple, tuple[Column, ...]] = {}
 _SELF_DERIVED: dict[int, tuple[tuple[Column, ...], bool]] = {}
 _BY_NAME: dict[int, tuple[tuple[Column, ...], dict[str, tuple[Column, str]]]] = {}
@@ -188,7 +188,7 @@ class DataWorksJsonCodec(Codec):
         if cached is None:
             cached = self._read_columns(schema, position)
             if key is not None:
-                _remember(_DECLARED, key, cached)
+                remember(_DECLARED, key, cached)
         return cached
 
     def _read_columns(self, schema: dict, position: Position) -> tuple[Column, ...]:
@@ -428,11 +428,6 @@ def _declaration_key(data_columns: Any) -> Optional[tuple]:
     return tuple(key)
 
 
-def _remember(cache: dict, key: Any, value: Any) -> None:
-    if len(cache) >= _CACHE_SIZE:
-        cache.clear()
-    cache[key] = value
-
 
 def _self_derived(msg: dict, derived: dict, columns: tuple[Column, ...]) -> bool:
     """Whether the message's schema.dataColumn is exactly what the encoder derives from ``columns``, compared once
@@ -444,7 +439,7 @@ def _self_derived(msg: dict, derived: dict, columns: tuple[Column, ...]) -> bool
     same = (isinstance(schema, dict) and "dataColumn" in schema and isinstance(derived_schema, dict)
             and same_json(schema["dataColumn"], derived_schema.get("dataColumn")))
     if columns:
-        _remember(_SELF_DERIVED, id(columns), (columns, same))  # holds the tuple, so its id stays unique
+        remember(_SELF_DERIVED, id(columns), (columns, same))  # holds the tuple, so its id stays unique
     return same
 
 
@@ -454,7 +449,7 @@ def _by_name(columns: tuple[Column, ...]) -> dict[str, tuple[Column, str]]:
     if hit is not None and hit[0] is columns:
         return hit[1]
     by_name = {c.name: (c, _kind(c, True)) for c in columns}
-    _remember(_BY_NAME, id(columns), (columns, by_name))  # holds the tuple, so its id stays unique
+    remember(_BY_NAME, id(columns), (columns, by_name))  # holds the tuple, so its id stays unique
     return by_name
 
 
