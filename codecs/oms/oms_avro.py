@@ -258,6 +258,58 @@ def _parse_bool(text: str) -> bool:
     raise ValueError(f"not a boolean: {text!r}")
 
 
+# --- decode-time helpers --------------------------------------------------------------------------------------
+
+@functools.lru_cache(maxsize=4096)
+def _column(name: str, type_name: Optional[str]) -> Column:
+    """Columns are frozen, so a table's few (name, type) pairs are built once rather than for every row
+    (``dataclasses.replace`` on each column was ~6% of a decode)."""
+    return Column(name, type_name)
+
+
+# Leaf types whose == is exactly what ``comparable`` compares: same type, equal value. (A float is one too, except
+# NaN, which == does not match and so takes the long way.)
+_SAME_TYPE_LEAVES = frozenset({str, int, bool, bytes, float, type(None)})
+# Branches whose tagged value reads back as the bare value; "float" is not one: it rounds to 32 bits.
+_AVRO_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
+_UNROUNDED_BRANCHES = frozenset({"boolean", "int", "long", "double", "bytes", "string"})
+
+
+def _reads_back_same(derived: dict, cv: dict) -> bool:
+    """``comparable(derived) == comparable(cv)``: would the encoder's derivation be read back as the ColumnValue
+    that was read? Answered directly when both are the same value in the same shape (a primitive branch holding
+    a leaf of the read value's exact type, or the same named record with such leaves): that is nearly every
+    value, and ``comparable`` rebuilding both sides was the largest cost of a decode (~27%). Everything else
+    (a float branch, NaN, ENUM defines lists, any difference) is answered by ``comparable`` itself."""
+    return _plainly_same(derived, cv) or comparable(derived) == comparable(cv)
+
+
+def _plainly_same(derived: dict, cv: dict) -> bool:
+    """A sufficient condition for ``_reads_back_same``; False means "not shown", not "different"."""
+    if len(cv) != 2 or derived["type_info"] != cv["type_info"]:
+        return False
+    value, read = derived["value"], cv["value"]
+    if value is None:
+        return read is None
+    if type(value) is not tuple:
+        return False
+    branch, inner = value
+    if branch in _UNROUNDED_BRANCHES:
+        return type(inner) is type(read) and type(read) in _SAME_TYPE_LEAVES and inner == read
+    if branch in _AVRO_PRIMITIVES or type(read) is not tuple or read[0] != branch:
+        return False
+    fields, read_fields = inner, read[1]
+    if type(fields) is not dict or type(read_fields) is not dict or len(fields) != len(read_fields):
+        return False
+    for key, field in fields.items():
+        if key not in read_fields:
+            return False
+        other = read_fields[key]
+        if type(field) is not type(other) or type(field) not in _SAME_TYPE_LEAVES or field != other:
+            return False
+    return True
+
+
 # --- the codec -------------------------------------------------------------------------------------------------
 
 def _operation(datum: dict) -> Optional[str]:
@@ -339,14 +391,13 @@ class OmsAvroCodec(Codec):
         if op_name is None:
             raise self.error("operation", position, "operation is null")
         op = _OPS[op_name]
-        columns, numbers = self._columns(datum, position)
-        names = [c.name for c in columns]
+        names, numbers = self._columns(datum, position)
         images: dict[str, Optional[list]] = {"before": datum["beforeImages"], "after": datum["afterImages"]}
         for side, image in images.items():
             if image is not None and len(image) not in (0, len(names)):
                 raise self.error(f"{side}Images", position,
                                  f"{len(image)} values for {len(names)} fields")
-        columns, specs = self._column_types(columns, images)
+        columns, specs = self._column_types(names, images)
         vendor: dict[str, Any] = {k: datum[k] for k in _HEADER_KEYS if datum[k] is not None}
         vendor["fields"] = numbers
         if datum["pkIndexes"] is not None:
@@ -373,7 +424,7 @@ class OmsAvroCodec(Codec):
             event_time_ms=None if ts is None else ts * 1000, sequence=(Decimal(datum["id"]),),
             transaction_id=datum["xid"], ddl=datum["sql"] if op in (Op.DDL, Op.TRUNCATE) else None, vendor=vendor)
 
-    def _columns(self, datum: dict, position: Position) -> tuple[list[Column], Optional[list[int]]]:
+    def _columns(self, datum: dict, position: Position) -> tuple[list[str], Optional[list[int]]]:
         fields = datum["fields"]
         if fields is None:
             if datum["beforeImages"] or datum["afterImages"]:
@@ -382,27 +433,38 @@ class OmsAvroCodec(Codec):
         names = [f["name"] for f in fields]
         if len(set(names)) != len(names):
             raise self.error("fields", position, f"duplicate column names in {names}")
-        return [Column(n) for n in names], [f["dataTypeNumber"] for f in fields]
+        return names, [f["dataTypeNumber"] for f in fields]
 
-    def _column_types(self, columns: list[Column], images: Mapping[str, Optional[list]]
+    def _column_types(self, names: list[str], images: Mapping[str, Optional[list]]
                       ) -> tuple[tuple[Column, ...], dict]:
         """type_name from the first value whose type_info is not NULL (after image first), spec likewise."""
         out, specs = [], {}
-        for i, col in enumerate(columns):
-            values = [img[i] for img in (images["after"], images["before"]) if img]
-            typed = next((v for v in values if v["type_info"] != "NULL" and v["value"] is not None),
-                         next((v for v in values if v["type_info"] != "NULL"), None))
+        sources = [img for img in (images["after"], images["before"]) if img]
+        for i, name in enumerate(names):
+            # typed: the first non-NULL type_info with a value, else the first non-NULL type_info at all;
+            # present: the first value at all (it carries the spec). One pass over the (at most two) images.
+            typed = untyped_null = present = None
+            for img in sources:
+                v = img[i]
+                if v["value"] is not None:
+                    if present is None:
+                        present = v
+                    if typed is None and v["type_info"] != "NULL":
+                        typed = v
+                elif untyped_null is None and v["type_info"] != "NULL":
+                    untyped_null = v
+            if typed is None:
+                typed = untyped_null
             type_name = column_type_name(typed["type_info"], typed["value"]) if typed else "NULL"
             if typed is not None and typed["value"] is None and typed["type_info"] in _PARAMETRISED:
                 # Only a value carries DECIMAL's precision/scale, BIT's length, TIMESTAMP's zone: a NULL says
                 # nothing about them, so it declares no type rather than a weaker one that would override the
                 # table's declared type downstream (re-encode keeps the ColumnValue via vendor["raw"]).
                 type_name = None
-            present = next((v for v in values if v["value"] is not None), None)
             spec = column_spec(present["value"]) if present else {}
             if spec:
-                specs[col.name] = spec
-            out.append(replace(col, type_name=type_name))
+                specs[name] = spec
+            out.append(_column(name, type_name))
         return tuple(out), specs
 
     def _image(self, side: str, image: Optional[list], columns: Sequence[Column], specs: Mapping[str, dict],
@@ -423,7 +485,7 @@ class OmsAvroCodec(Codec):
                 derived = column_value(col, specs.get(col.name, {}), text)
             except ValueError:
                 derived = None
-            if derived is None or comparable(derived) != comparable(cv):
+            if derived is None or not _reads_back_same(derived, cv):
                 kept[col.name] = to_jsonable(cv)
         return out, kept
 
