@@ -46,6 +46,7 @@ from ..shared.value_text import (INT32, INT64, b64, decimal_shape, double_text, 
                                 parse_float, parse_int, unb64)
 from ..shared.required import STRING, Required, need, same_needs
 from ..types import decimal_precision_scale, family
+from .oms_json import column
 
 
 def enum_defines(type_name: Optional[str]) -> Optional[list[str]]:
@@ -260,13 +261,6 @@ def _parse_bool(text: str) -> bool:
 
 # --- decode-time helpers --------------------------------------------------------------------------------------
 
-@functools.lru_cache(maxsize=4096)
-def _column(name: str, type_name: Optional[str]) -> Column:
-    """Columns are frozen, so a table's few (name, type) pairs are built once rather than for every row
-    (``dataclasses.replace`` on each column was ~6% of a decode)."""
-    return Column(name, type_name)
-
-
 # Leaf types whose == is exactly what ``comparable`` compares: same type, equal value. (A float is one too, except
 # NaN, which == does not match and so takes the long way.)
 _SAME_TYPE_LEAVES = frozenset({str, int, bool, bytes, float, type(None)})
@@ -464,7 +458,7 @@ class OmsAvroCodec(Codec):
             spec = column_spec(present["value"]) if present else {}
             if spec:
                 specs[name] = spec
-            out.append(_column(name, type_name))
+            out.append(column(name, type_name))  # shared per (name, type): Columns are frozen
         return tuple(out), specs
 
     def _image(self, side: str, image: Optional[list], columns: Sequence[Column], specs: Mapping[str, dict],
