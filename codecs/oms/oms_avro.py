@@ -269,6 +269,22 @@ _AVRO_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double
 _UNROUNDED_BRANCHES = frozenset({"boolean", "int", "long", "double", "bytes", "string"})
 
 
+def _derived_verbatim(column: Column, spec: Mapping[str, Any], cv: dict) -> bool:
+    """Whether ``column_value`` is sure to give ``cv`` back from its text, known without deriving it: a plain
+    string of a STRING column without a charset (``("string", text)``), an Avro int or long of an INTEGER or
+    LONG column (``("int"|"long", n)``, which reads back as the same number). These are most values of a
+    record; deriving and comparing each was most of ``_event``. False means "derive and compare"."""
+    value, type_info = cv["value"], cv["type_info"]
+    kind = type(value)
+    if kind is str:
+        return type_info == "STRING" and "charset" not in spec and data_type(column.type_name, column.jdbc_type) \
+            == "STRING"
+    if kind is int:
+        return type_info in ("INTEGER", "LONG") and fits(value, INT64) and \
+            data_type(column.type_name, column.jdbc_type) == type_info
+    return False
+
+
 def _reads_back_same(derived: dict, cv: dict) -> bool:
     """``comparable(derived) == comparable(cv)``: would the encoder's derivation be read back as the ColumnValue
     that was read? Answered directly when both are the same value in the same shape (a primitive branch holding
@@ -475,8 +491,11 @@ class OmsAvroCodec(Codec):
             except (ValueError, KeyError, OverflowError) as exc:
                 raise self.error(f"{side}Images[{i}].value", position, f"column {col.name}: {exc}")
             out[col.name] = text
+            spec = specs.get(col.name, {})
+            if _derived_verbatim(col, spec, cv):
+                continue
             try:
-                derived = column_value(col, specs.get(col.name, {}), text)
+                derived = column_value(col, spec, text)
             except ValueError:
                 derived = None
             if derived is None or not _reads_back_same(derived, cv):
