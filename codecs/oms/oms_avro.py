@@ -46,7 +46,7 @@ from ..shared.value_text import (INT32, INT64, b64, decimal_shape, double_text, 
                                 parse_float, parse_int, unb64)
 from ..shared.required import STRING, Required, need, same_needs
 from ..types import decimal_precision_scale, family
-from .oms_json import column
+from .oms_json import column, shared_columns
 
 
 def enum_defines(type_name: Optional[str]) -> Optional[list[str]]:
@@ -475,7 +475,7 @@ class OmsAvroCodec(Codec):
             if spec:
                 specs[name] = spec
             out.append(column(name, type_name))  # shared per (name, type): Columns are frozen
-        return tuple(out), specs
+        return shared_columns(out), specs
 
     def _image(self, side: str, image: Optional[list], columns: Sequence[Column], specs: Mapping[str, dict],
                position: Position) -> tuple[Optional[Image], dict]:

@@ -30,7 +30,7 @@ from ..base import Capabilities
 from ..shared.value_text import int_field, is_text, render
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
-from .oms_json import OmsJsonCodec, column
+from .oms_json import OmsJsonCodec, column, shared_columns
 from ..shared.required import OBJECT, STRING, Required, need
 from ..types import JDBC_NAME
 
@@ -162,7 +162,7 @@ class OmsDataWorksCodec(OmsJsonCodec):
         pk = schema.get("pk")
         if pk is not None and not (isinstance(pk, list) and all(is_text(p) for p in pk)):
             raise self.error("schema.pk", position, "expected a list of column names")
-        return tuple(columns), tuple(pk or ())
+        return shared_columns(columns), tuple(pk or ())
 
     def _image(self, value: Any, field: str, position: Position) -> tuple[Optional[Image], dict[str, bool]]:
         if value is None:
@@ -296,7 +296,7 @@ def _with_bare(columns: tuple[Column, ...], bares: list[dict[str, bool]], images
     out = [column(c.name, c.type_name, c.jdbc_type, c.name in numbers) for c in columns]
     declared = {c.name for c in columns}
     extra = dict.fromkeys(n for image in images for n in image or {} if n not in declared)
-    return tuple(out) + tuple(column(n, None, None, n in numbers) for n in extra)
+    return shared_columns([*out, *(column(n, None, None, n in numbers) for n in extra)])
 
 
 def _warnings(columns: tuple[Column, ...], pk: tuple[str, ...], before: Optional[Image], after: Optional[Image]

@@ -24,7 +24,7 @@ from ..shared.json_fix import fix_paths
 from ..shared.value_text import int_field, is_text, render
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
-from .oms_json import SEPARATOR, OmsJsonCodec, column
+from .oms_json import SEPARATOR, OmsJsonCodec, column, shared_columns
 from ..shared.required import OBJECT, STRING, Required, need, same_needs
 
 OPS = {"ins": Op.INSERT, "upd": Op.UPDATE, "del": Op.DELETE}
@@ -217,7 +217,7 @@ def _time_text(seconds: int) -> str:
 def _columns(images: list[tuple[Image, dict[str, bool]]]) -> tuple[Column, ...]:
     names = dict.fromkeys(c for image, _ in images for c in image)
     numbers = {n for _, bare in images for n, is_number in bare.items() if is_number}
-    return tuple(column(n, None, None, n in numbers) for n in names)
+    return shared_columns(column(n, None, None, n in numbers) for n in names)
 
 
 CODEC = OmsSharePlexCodec()
