@@ -203,8 +203,9 @@ class OmsDefaultCodec(OmsJsonCodec):
         if not isinstance(value, dict):
             raise self.error(key, position, "expected an object of column values or null")
         parts = ImageParts()
+        extra_keys = self.image_extra_keys
         for col, cell in value.items():
-            if self._image_extra(parts, col, cell, key, position):
+            if col in extra_keys and self._image_extra(parts, col, cell, key, position):
                 continue
             try:
                 parts.values[col], parts.bare[col] = scalar_text(cell)
@@ -216,6 +217,9 @@ class OmsDefaultCodec(OmsJsonCodec):
         return parts
 
     # Hooks for the extended format ---------------------------------------------------------------------------
+
+    # The image keys that may not be columns: ``_image_extra`` is asked about these only, not about every cell.
+    image_extra_keys: frozenset[str] = frozenset()
 
     def _image_extra(self, parts: ImageParts, col: str, cell: Any, key: str, position: Position) -> bool:
         """Consume a non-column key of an image (DefaultExtendColumnType's ``__light_type``)."""
