@@ -46,6 +46,7 @@ from ..shared.value_text import (INT32, INT64, b64, decimal_shape, double_text, 
                                 parse_float, parse_int, unb64)
 from ..shared.required import STRING, Required, need, same_needs
 from ..types import decimal_precision_scale, family
+from .oms_json import column, shared_columns
 
 
 def enum_defines(type_name: Optional[str]) -> Optional[list[str]]:
@@ -258,6 +259,67 @@ def _parse_bool(text: str) -> bool:
     raise ValueError(f"not a boolean: {text!r}")
 
 
+# --- decode-time helpers --------------------------------------------------------------------------------------
+
+# Leaf types whose == is exactly what ``comparable`` compares: same type, equal value. (A float is one too, except
+# NaN, which == does not match and so takes the long way.)
+_SAME_TYPE_LEAVES = frozenset({str, int, bool, bytes, float, type(None)})
+# Branches whose tagged value reads back as the bare value; "float" is not one: it rounds to 32 bits.
+_AVRO_PRIMITIVES = frozenset({"null", "boolean", "int", "long", "float", "double", "bytes", "string"})
+_UNROUNDED_BRANCHES = frozenset({"boolean", "int", "long", "double", "bytes", "string"})
+
+
+def _derived_verbatim(column: Column, spec: Mapping[str, Any], cv: dict) -> bool:
+    """Whether ``column_value`` is sure to give ``cv`` back from its text, known without deriving it: a plain
+    string of a STRING column without a charset (``("string", text)``), an Avro int or long of an INTEGER or
+    LONG column (``("int"|"long", n)``, which reads back as the same number). These are most values of a
+    record; deriving and comparing each was most of ``_event``. False means "derive and compare"."""
+    value, type_info = cv["value"], cv["type_info"]
+    kind = type(value)
+    if kind is str:
+        return type_info == "STRING" and "charset" not in spec and data_type(column.type_name, column.jdbc_type) \
+            == "STRING"
+    if kind is int:
+        return type_info in ("INTEGER", "LONG") and fits(value, INT64) and \
+            data_type(column.type_name, column.jdbc_type) == type_info
+    return False
+
+
+def _reads_back_same(derived: dict, cv: dict) -> bool:
+    """``comparable(derived) == comparable(cv)``: would the encoder's derivation be read back as the ColumnValue
+    that was read? Answered directly when both are the same value in the same shape (a primitive branch holding
+    a leaf of the read value's exact type, or the same named record with such leaves): that is nearly every
+    value, and ``comparable`` rebuilding both sides was the largest cost of a decode (~27%). Everything else
+    (a float branch, NaN, ENUM defines lists, any difference) is answered by ``comparable`` itself."""
+    return _plainly_same(derived, cv) or comparable(derived) == comparable(cv)
+
+
+def _plainly_same(derived: dict, cv: dict) -> bool:
+    """A sufficient condition for ``_reads_back_same``; False means "not shown", not "different"."""
+    if len(cv) != 2 or derived["type_info"] != cv["type_info"]:
+        return False
+    value, read = derived["value"], cv["value"]
+    if value is None:
+        return read is None
+    if type(value) is not tuple:
+        return False
+    branch, inner = value
+    if branch in _UNROUNDED_BRANCHES:
+        return type(inner) is type(read) and type(read) in _SAME_TYPE_LEAVES and inner == read
+    if branch in _AVRO_PRIMITIVES or type(read) is not tuple or read[0] != branch:
+        return False
+    fields, read_fields = inner, read[1]
+    if type(fields) is not dict or type(read_fields) is not dict or len(fields) != len(read_fields):
+        return False
+    for key, field in fields.items():
+        if key not in read_fields:
+            return False
+        other = read_fields[key]
+        if type(field) is not type(other) or type(field) not in _SAME_TYPE_LEAVES or field != other:
+            return False
+    return True
+
+
 # --- the codec -------------------------------------------------------------------------------------------------
 
 def _operation(datum: dict) -> Optional[str]:
@@ -339,14 +401,13 @@ class OmsAvroCodec(Codec):
         if op_name is None:
             raise self.error("operation", position, "operation is null")
         op = _OPS[op_name]
-        columns, numbers = self._columns(datum, position)
-        names = [c.name for c in columns]
+        names, numbers = self._columns(datum, position)
         images: dict[str, Optional[list]] = {"before": datum["beforeImages"], "after": datum["afterImages"]}
         for side, image in images.items():
             if image is not None and len(image) not in (0, len(names)):
                 raise self.error(f"{side}Images", position,
                                  f"{len(image)} values for {len(names)} fields")
-        columns, specs = self._column_types(columns, images)
+        columns, specs = self._column_types(names, images)
         vendor: dict[str, Any] = {k: datum[k] for k in _HEADER_KEYS if datum[k] is not None}
         vendor["fields"] = numbers
         if datum["pkIndexes"] is not None:
@@ -373,7 +434,7 @@ class OmsAvroCodec(Codec):
             event_time_ms=None if ts is None else ts * 1000, sequence=(Decimal(datum["id"]),),
             transaction_id=datum["xid"], ddl=datum["sql"] if op in (Op.DDL, Op.TRUNCATE) else None, vendor=vendor)
 
-    def _columns(self, datum: dict, position: Position) -> tuple[list[Column], Optional[list[int]]]:
+    def _columns(self, datum: dict, position: Position) -> tuple[list[str], Optional[list[int]]]:
         fields = datum["fields"]
         if fields is None:
             if datum["beforeImages"] or datum["afterImages"]:
@@ -382,28 +443,39 @@ class OmsAvroCodec(Codec):
         names = [f["name"] for f in fields]
         if len(set(names)) != len(names):
             raise self.error("fields", position, f"duplicate column names in {names}")
-        return [Column(n) for n in names], [f["dataTypeNumber"] for f in fields]
+        return names, [f["dataTypeNumber"] for f in fields]
 
-    def _column_types(self, columns: list[Column], images: Mapping[str, Optional[list]]
+    def _column_types(self, names: list[str], images: Mapping[str, Optional[list]]
                       ) -> tuple[tuple[Column, ...], dict]:
         """type_name from the first value whose type_info is not NULL (after image first), spec likewise."""
         out, specs = [], {}
-        for i, col in enumerate(columns):
-            values = [img[i] for img in (images["after"], images["before"]) if img]
-            typed = next((v for v in values if v["type_info"] != "NULL" and v["value"] is not None),
-                         next((v for v in values if v["type_info"] != "NULL"), None))
+        sources = [img for img in (images["after"], images["before"]) if img]
+        for i, name in enumerate(names):
+            # typed: the first non-NULL type_info with a value, else the first non-NULL type_info at all;
+            # present: the first value at all (it carries the spec). One pass over the (at most two) images.
+            typed = untyped_null = present = None
+            for img in sources:
+                v = img[i]
+                if v["value"] is not None:
+                    if present is None:
+                        present = v
+                    if typed is None and v["type_info"] != "NULL":
+                        typed = v
+                elif untyped_null is None and v["type_info"] != "NULL":
+                    untyped_null = v
+            if typed is None:
+                typed = untyped_null
             type_name = column_type_name(typed["type_info"], typed["value"]) if typed else "NULL"
             if typed is not None and typed["value"] is None and typed["type_info"] in _PARAMETRISED:
                 # Only a value carries DECIMAL's precision/scale, BIT's length, TIMESTAMP's zone: a NULL says
                 # nothing about them, so it declares no type rather than a weaker one that would override the
                 # table's declared type downstream (re-encode keeps the ColumnValue via vendor["raw"]).
                 type_name = None
-            present = next((v for v in values if v["value"] is not None), None)
             spec = column_spec(present["value"]) if present else {}
             if spec:
-                specs[col.name] = spec
-            out.append(replace(col, type_name=type_name))
-        return tuple(out), specs
+                specs[name] = spec
+            out.append(column(name, type_name))  # shared per (name, type): Columns are frozen
+        return shared_columns(out), specs
 
     def _image(self, side: str, image: Optional[list], columns: Sequence[Column], specs: Mapping[str, dict],
                position: Position) -> tuple[Optional[Image], dict]:
@@ -419,11 +491,14 @@ class OmsAvroCodec(Codec):
             except (ValueError, KeyError, OverflowError) as exc:
                 raise self.error(f"{side}Images[{i}].value", position, f"column {col.name}: {exc}")
             out[col.name] = text
+            spec = specs.get(col.name, {})
+            if _derived_verbatim(col, spec, cv):
+                continue
             try:
-                derived = column_value(col, specs.get(col.name, {}), text)
+                derived = column_value(col, spec, text)
             except ValueError:
                 derived = None
-            if derived is None or comparable(derived) != comparable(cv):
+            if derived is None or not _reads_back_same(derived, cv):
                 kept[col.name] = to_jsonable(cv)
         return out, kept
 

@@ -34,7 +34,7 @@ from ..shared.json_fix import derive_fix, fix_paths
 from ..shared.value_text import int_field, is_json_number, is_text, render, scalar_text
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
-from .oms_json import SEPARATOR, OmsJsonCodec
+from .oms_json import SEPARATOR, OmsJsonCodec, column, shared_columns
 from ..shared.required import OBJECT, STRING, Required, need, same_needs
 
 RECORD_TYPES = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, "ROW": Op.SNAPSHOT,
@@ -203,8 +203,9 @@ class OmsDefaultCodec(OmsJsonCodec):
         if not isinstance(value, dict):
             raise self.error(key, position, "expected an object of column values or null")
         parts = ImageParts()
+        extra_keys = self.image_extra_keys
         for col, cell in value.items():
-            if self._image_extra(parts, col, cell, key, position):
+            if col in extra_keys and self._image_extra(parts, col, cell, key, position):
                 continue
             try:
                 parts.values[col], parts.bare[col] = scalar_text(cell)
@@ -216,6 +217,9 @@ class OmsDefaultCodec(OmsJsonCodec):
         return parts
 
     # Hooks for the extended format ---------------------------------------------------------------------------
+
+    # The image keys that may not be columns: ``_image_extra`` is asked about these only, not about every cell.
+    image_extra_keys: frozenset[str] = frozenset()
 
     def _image_extra(self, parts: ImageParts, col: str, cell: Any, key: str, position: Position) -> bool:
         """Consume a non-column key of an image (DefaultExtendColumnType's ``__light_type``)."""
@@ -480,22 +484,8 @@ def _columns(parts: list[ImageParts]) -> tuple[Column, ...]:
     for p in parts:
         for col in [*p.values, *p.types]:
             if col not in names:
-                names[col] = _column(col, types.get(col), col in bare)
-    return tuple(names.values())
-
-
-_COLUMN_CACHE: dict[tuple, Column] = {}
-
-
-def _column(name: str, type_name: Optional[str], bare: bool) -> Column:
-    """Columns repeat in every record of a table; share the (immutable) instances."""
-    key = (name, type_name, bare)
-    column = _COLUMN_CACHE.get(key)
-    if column is None:
-        if len(_COLUMN_CACHE) > 65536:
-            _COLUMN_CACHE.clear()
-        column = _COLUMN_CACHE[key] = Column(name, type_name, None, bare)
-    return column
+                names[col] = column(col, types.get(col), None, col in bare)
+    return shared_columns(names.values())
 
 
 def _primary_value(e: Event) -> str:

@@ -34,6 +34,8 @@ class OmsExtendColumnTypeCodec(OmsDefaultCodec):
               "begin/commit markers; TRUNCATE travels as a DDL record.",
     )
 
+    image_extra_keys = frozenset({LIGHT_TYPE})
+
     def _image_extra(self, parts: ImageParts, col: str, cell: Any, key: str, position: Position) -> bool:
         if col != LIGHT_TYPE:
             return False
@@ -49,14 +51,14 @@ class OmsExtendColumnTypeCodec(OmsDefaultCodec):
         return True
 
     def _image_vendor(self, parts: dict[str, Optional[ImageParts]], columns: tuple[Column, ...]) -> dict:
-        derived = _light_type(columns, own=True)
+        derived = _own_light_type_text(columns)
         differing = {}
         for key in IMAGES:
             part = parts[key]
             if part is None:
                 continue
             original = part.extra.get(LIGHT_TYPE)
-            if original is None or literal(original) != literal(derived):
+            if original is None or literal(original) != derived:
                 differing[key] = None if original is None else literal(original)
         vendor: dict[str, Any] = {"light_type": differing} if differing else {}
         named = {n for p in parts.values() if p is not None for n in p.values}
@@ -103,6 +105,20 @@ def _foreign_schema_type(type_name: Optional[str], jdbc_type: Optional[int]) -> 
     """The schemaType written for a foreign declaration: its whole type text, upper case like OMS's names, so
     the family survives; else the JDBC type's name."""
     return type_name.upper() if type_name else JDBC_NAME.get(jdbc_type) if jdbc_type is not None else None
+
+
+_OWN_LIGHT_TYPES: dict[int, tuple[tuple[Column, ...], str]] = {}
+
+
+def _own_light_type_text(columns: tuple[Column, ...]) -> str:
+    """``literal(_light_type(columns, own=True))``, once per columns tuple (a table's rows share one:
+    ``oms_json.shared_columns``); keyed by identity, the entry holds the tuple so its id stays unique."""
+    hit = _OWN_LIGHT_TYPES.get(id(columns))
+    if hit is None or hit[0] is not columns:
+        if len(_OWN_LIGHT_TYPES) > 4096:
+            _OWN_LIGHT_TYPES.clear()
+        hit = _OWN_LIGHT_TYPES[id(columns)] = (columns, literal(_light_type(columns, own=True)))
+    return hit[1]
 
 
 def _light_type(columns: tuple[Column, ...], own: bool) -> dict[str, Any]:

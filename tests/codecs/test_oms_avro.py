@@ -227,3 +227,23 @@ def test_text_the_typed_form_cannot_hold_travels_as_string():
     datum = avro_loads(SCHEMA, CODEC.encode([odd])[0].value)[0]
     assert datum["beforeImages"][0] == {"type_info": "BINARY", "value": "POINT(1 2)"}
     assert CODEC.decode(avro_dumps(SCHEMA, datum), Position("x"))[0].before["id"] == "POINT(1 2)"
+
+
+@pytest.mark.parametrize("after_name, before_id", [
+    ((f"{NS}.StringObject", {"charsetName": "gbk", "value": "new"}), 2),  # the column's charset (after image)
+    ("new", 2 ** 40),  # a LONG-sized number in an INTEGER value
+    ("new", 7),
+])
+def test_values_the_encoder_would_write_otherwise_are_kept(after_name, before_id):
+    """A value is kept verbatim unless the encoder derives it back from its text: a plain string of a column
+    that has a charset (taken from the after image) would come back as a StringObject, so it must be kept."""
+    datum = datum_of("delete.datum.json")
+    datum.update(operation="UPDATE",
+                 beforeImages=[{"type_info": "INTEGER", "value": before_id}, {"type_info": "STRING", "value": "old"}],
+                 afterImages=[{"type_info": "INTEGER", "value": 2}, {"type_info": "STRING", "value": after_name}])
+    raw = avro_dumps(SCHEMA, datum)
+    [event] = CODEC.decode(raw, Position("x"))
+    assert event.before == {"id": str(before_id), "name": "old"}
+    kept = event.vendor.get("raw", {}).get("before", {})
+    assert ("name" in kept) == isinstance(after_name, tuple) and "id" not in kept
+    assert same_datum(CODEC.encode([event])[0].value, raw)

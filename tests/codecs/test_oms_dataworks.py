@@ -103,3 +103,24 @@ def test_foreign_truncate_and_snapshot_ops():
     assert body["payload"]["op"] == "TRUNCATE" and body["payload"]["ddl"] is None
     [message] = CODEC.encode([snapshot])
     assert jsontext.loads(message.value)[0]["payload"]["op"] == "INSERT"  # no full-sync marker in this format
+
+
+@pytest.mark.parametrize("declared", [
+    [{"name": "id", "type": "BIGINT"}],  # exactly what the encoder derives: nothing to keep
+    [{"name": "id", "type": "BIGINT", "comment": "key"}],  # a key of its own
+    [{"name": "id"}],  # no type at all (derived: "type": null)
+])
+def test_declaration_survives_re_encode(declared):
+    """schema.column is compared with the derived declaration (a fast == when they agree): whatever differs
+    must still be kept, so the message re-encodes byte for byte."""
+    text = jsontext.dumps({"version": "2.0",
+                           "schema": {"source": {"dbType": None, "dbVersion": None, "dbName": "shop", "schema": None,
+                                                 "table": "t"}, "column": declared, "pk": ["id"]},
+                           "payload": {"op": "INSERT", "timestamp": {"eventTime": jsontext.JsonNumber("1000"),
+                                                                     "checkpointTime": jsontext.JsonNumber("1")},
+                                       "before": None, "after": {"data": {"id": jsontext.JsonNumber("7")}},
+                                       "ddl": None, "scn": "5"}})
+    [event] = CODEC.decode(text, Position(source="t", offset=1))
+    assert ("fix" in event.vendor) == (declared != [{"name": "id", "type": "BIGINT"}])
+    [message] = CODEC.encode([event])
+    assert message.value == text
