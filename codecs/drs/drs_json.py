@@ -22,6 +22,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence, cast
 
 from ..base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
@@ -50,9 +51,9 @@ class Declared(NamedTuple):
     type_names: dict[str, str]  # the derived type-name declaration (mysqlType, columnType)
     type_codes: dict[str, JsonNumber]  # the derived sqlType
     numbers: bool  # some column holds bare numbers
-    # The declaration keys (mysqlType, sqlType) the message writes exactly as they derive: decode need not compare
-    # them again for the header fixes of every message with this declaration.
-    settled: frozenset[str] = frozenset()
+    # The declaration keys (mysqlType, sqlType) the message has, with whether it writes each exactly as it
+    # derives: decode need not compare them again for the header fixes of every message with this declaration.
+    compared: Mapping[str, bool] = MappingProxyType({})
 
 
 # Distinct declarations kept per codec; a replay sees a few per table (columns added over time).
@@ -192,8 +193,10 @@ class DrsJsonCodec(Codec):
         events, declared = self._events(msg, position)
         self.required.check(self.name, msg, position)
         derived = self._build(events, declared)
-        skip = set() if declared is None else self._image_keys(msg, events[0].op) | declared.settled
-        fixes = header_fixes(msg, derived, skip)
+        if declared is None:
+            fixes = header_fixes(msg, derived, ())
+        else:
+            fixes = header_fixes(msg, derived, self._image_keys(msg, events[0].op), declared.compared)
         numbers = declared is not None and declared.numbers
         for e in events:
             # Each event's vendor dict was made for it by ``_events`` and nothing else holds it yet, so it is
@@ -348,8 +351,8 @@ class DrsJsonCodec(Codec):
         declared = self._declare(self._column(name, types.get(name), codes.get(name), name in bare)
                                  for name in names)
         derived = {self.dialect.types_key: declared.type_names, "sqlType": declared.type_codes}
-        declared = declared._replace(settled=frozenset(
-            key for key, value in derived.items() if key in msg and same_json(msg[key], value)))
+        declared = declared._replace(compared={key: same_json(msg[key], value) for key, value in derived.items()
+                                               if key in msg})
         if key is not None:
             if len(self._declared_cache) >= _DECLARED_CACHE_SIZE:
                 self._declared_cache.clear()

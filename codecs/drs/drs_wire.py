@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .. import jsontext
@@ -63,9 +64,11 @@ def drs_id(event: Event) -> int:
     return event.position.offset
 
 
-def header_fixes(original: Mapping[str, Any], derived: Mapping[str, Any], skip: Iterable[str]) -> list[list]:
+def header_fixes(original: Mapping[str, Any], derived: Mapping[str, Any], skip: Iterable[str],
+                 known: Mapping[str, bool] = MappingProxyType({})) -> list[list]:
     """Top-level keys where the message differs from the derivation: ``[key, literal]`` to set a value,
-    ``[key, None]`` where the original lacks the key."""
+    ``[key, None]`` where the original lacks the key. ``known``: keys the caller has already compared (present
+    in both), with whether the message writes them as they derive."""
     skip = set(skip)
     fixes: list[list] = []
     for key in dict.fromkeys([*original, *derived]):
@@ -73,7 +76,7 @@ def header_fixes(original: Mapping[str, Any], derived: Mapping[str, Any], skip: 
             continue
         if key not in original:
             fixes.append([key, None])
-        elif key not in derived or not _same_value(original[key], derived[key]):
+        elif key not in derived or not (known[key] if key in known else _same_value(original[key], derived[key])):
             fixes.append([key, literal(original[key])])
     return fixes
 

@@ -188,11 +188,13 @@ def test_a_remembered_declaration_does_not_hide_a_malformed_one():
 
 
 def test_each_message_keeps_its_own_spelling_of_the_declaration():
-    # the same columns declared in full, without sqlType and with a null sqlType: three different messages
-    full = message()
+    # the same columns declared in full, in part, without sqlType and with a null sqlType: different messages,
+    # each seen twice
+    full, part = message(), message(sqlType={"id": 4})
     without = json.dumps({k: v for k, v in json.loads(full).items() if k != "sqlType"}).encode()
     null = message(sqlType=None)
-    for data, fix in ((full, None), (without, ["sqlType", None]), (null, ["sqlType", "null"]), (full, None)):
+    cases = ((full, None), (part, ["sqlType", '{"id":4}']), (without, ["sqlType", None]), (null, ["sqlType", "null"]))
+    for data, fix in cases + cases:
         [e] = decode(data)
         assert [f for f in e.vendor.get("fix", []) if f[0] in ("mysqlType", "sqlType")] == ([fix] if fix else [])
         assert as_json(CODEC.encode([e])[0].value) == as_json(data)
