@@ -109,6 +109,7 @@ class Node:
 
 
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+_REGEX = re.compile(r"/(?:[^/\\\n]|\\.)+/[a-z]*")
 _STRING = {'"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S), "'": re.compile(r"'(?:[^'\\]|\\.)*'", re.S)}
 
 
@@ -152,7 +153,7 @@ class _Parser:
         if c in _STRING:
             return Node("atom", self.string())
         if c == "/":
-            m = re.compile(r"/(?:[^/\\\n]|\\.)+/[a-z]*").match(self.s, self.i)
+            m = _REGEX.match(self.s, self.i)
             if not m:
                 self.fail("bad regular expression")
             self.i = m.end()
@@ -160,8 +161,8 @@ class _Parser:
         if self.s.startswith("-Infinity", self.i):
             self.i += len("-Infinity")
             return Node("atom", "-Infinity")
-        m = _NUMBER.match(self.s, self.i)
-        if c and (c in "-." or c.isdigit()) and m:
+        m = _NUMBER.match(self.s, self.i) if c and (c in "-." or c.isdigit()) else None
+        if m:
             self.i = m.end()
             return Node("atom", m.group(0))
         name = self.ident()
@@ -225,6 +226,9 @@ class _Parser:
 
 def key_name(token: str) -> str:
     """The text of a quoted token (double quotes as JSON, mongosh-style single quotes too); bare names as is."""
+    body = token[1:-1]
+    if token[:1] in _STRING and "\\" not in body and body.isprintable():
+        return body  # no escape and no control character (which JSON rejects): the text is the body as written
     try:
         if token.startswith('"'):
             return json.loads(token)
@@ -304,6 +308,11 @@ def _typed_call(node: Node) -> Typed:
     return Typed(name, node.compact())  # UUID(...), DBRef(...), a malformed ObjectId(...): kept as written
 
 
+# json.dumps(text, ensure_ascii=False) builds a new JSONEncoder on every call (non-default arguments); one kept
+# encoder writes the same text.
+shell_string = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def render_date(text: str) -> str:
     """Epoch seconds -> the Java driver's shell form: ``ISODate("...Z")`` with milliseconds inside years
     1..9999, ``new Date(<ms>)`` outside. Raises ValueError for text that is no whole number of milliseconds."""
@@ -322,7 +331,7 @@ def render_date(text: str) -> str:
 def render_typed(text: str, type_name: Optional[str], number: bool) -> str:
     """Canonical text back to shell JSON as the Java driver writes a value of that BSON type."""
     if type_name == STRING:
-        return json.dumps(text, ensure_ascii=False)
+        return shell_string(text)
     if type_name in (INT32, INT64) and not number:
         if type_name == INT32:
             return f"NumberInt({text})"
@@ -352,7 +361,7 @@ def render_foreign(text: str, column: Column) -> str:
         return text
     if kind == BIN_DATA:
         return f"new BinData(0, {json.dumps(text)})"
-    return json.dumps(text, ensure_ascii=False)
+    return shell_string(text)
 
 
 def render_value(text: Optional[str], column: Column, own: bool) -> str:
@@ -373,7 +382,7 @@ def render_value(text: Optional[str], column: Column, own: bool) -> str:
 
 
 def render_document(image: Image, columns: dict[str, Column], own: bool) -> str:
-    parts = [f"{json.dumps(name, ensure_ascii=False)}: {render_value(text, columns.get(name) or Column(name), own)}"
+    parts = [f"{shell_string(name)}: {render_value(text, columns.get(name) or Column(name), own)}"
              for name, text in image.items()]
     return "{" + ", ".join(parts) + "}"
 
@@ -601,7 +610,7 @@ class DrsMongoCodec(Codec):
                 parts.append(f'"$set": {render_document(set_fields, cols, own)}')
             elif name == "$unset":
                 parts.append('"$unset": {' + ", ".join(
-                    f"{json.dumps(k, ensure_ascii=False)}: {parse_shell(v).shell()}" for k, v in unset_fields.items())
+                    f"{shell_string(k)}: {parse_shell(v).shell()}" for k, v in unset_fields.items())
                     + "}")
             elif name == "$v":
                 parts.append(f'"$v": {parse_shell(e.vendor.get("v", "1")).shell()}')
