@@ -119,7 +119,7 @@ class ShellSyntaxError(ValueError):
 
 class _Parser:
     def __init__(self, text: str):
-        self.s, self.i = text, 0
+        self.s, self.i, self.n = text, 0, len(text)
 
     def parse(self) -> Node:
         node = self.value()
@@ -132,12 +132,16 @@ class _Parser:
         raise ShellSyntaxError(f"{what} at character {self.i}: {self.s[self.i:self.i + 20]!r}")
 
     def ws(self) -> None:
-        while self.i < len(self.s) and self.s[self.i].isspace():
-            self.i += 1
+        self.peek()
 
     def peek(self) -> str:
-        self.ws()
-        return self.s[self.i] if self.i < len(self.s) else ""
+        """The next character after any whitespace (skipped), or "" at the end. Called for every token, so it
+        works on locals."""
+        s, i, n = self.s, self.i, self.n
+        while i < n and s[i].isspace():
+            i += 1
+        self.i = i
+        return s[i] if i < n else ""
 
     def expect(self, ch: str) -> None:
         if self.peek() != ch:
