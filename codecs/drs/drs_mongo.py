@@ -45,6 +45,7 @@ event's images and column types.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -375,14 +376,28 @@ def render_value(text: Optional[str], column: Column, own: bool) -> str:
         return "null"
     t = column.type_name
     if own or t in MONGO_ONLY or is_bin_type(t):
-        try:
-            out = render_typed(text, t, column.number)
-            back = typed(parse_shell(out))
-        except (ShellSyntaxError, ValueError):
-            back, out = None, ""
-        if back is not None and (back.type_name, back.text) == (t, text):
+        reader = _typed_rendering if len(text) > _CACHED_TEXT else _cached_typed_rendering
+        out = reader(text, t, column.number)
+        if out is not None:
             return out
     return render_foreign(text, column)
+
+
+def _typed_rendering(text: str, type_name: Optional[str], number: bool) -> Optional[str]:
+    """``render_typed``'s text when it reads back to the same text and type, else None."""
+    try:
+        out = render_typed(text, type_name, number)
+        back = typed(parse_shell(out))
+    except (ShellSyntaxError, ValueError):
+        return None
+    return out if (back.type_name, back.text) == (type_name, text) else None
+
+
+# The rendering and its read-back check (a parse) are a pure function of the value, and decode derives every
+# field it reads; keys, small numbers and repeated texts recur across messages. Long texts (whole nested
+# documents) are not kept.
+_CACHED_TEXT = 256
+_cached_typed_rendering = functools.lru_cache(maxsize=4096)(_typed_rendering)
 
 
 def render_document(image: Image, columns: dict[str, Column], own: bool) -> str:
