@@ -158,7 +158,7 @@ class DrsGaussDbCodec(DrsJsonCodec):
             return column.type_name
         return _FAMILY_PG.get(family(None, column.jdbc_type), "text")
 
-    def _sql_type(self, column: Column, first: Event) -> int:
+    def _sql_type(self, column: Column) -> int:
         code = DRS_TYPE_CODES.get(pg_base(column.type_name)) if column.type_name else None
         if code is not None:
             return code

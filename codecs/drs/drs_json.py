@@ -22,14 +22,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field, replace
 from decimal import Decimal
-from typing import Any, Mapping, Optional, Sequence
+from types import MappingProxyType
+from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence, cast
 
-from .. import jsontext
 from ..base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
 from ..shared.required import ARRAY, INTEGER, STRING, Required, need, same_needs
-from ..shared.json_fix import literal, unliteral
+from ..shared.json_fix import literal, same_json, unliteral
 from ..types import JDBC, JDBC_NAME, family
 from .drs_wire import (apply_header_fixes, base64_to_java_bytes, drs_id, gson_dumps, header_fixes, integer_field,
                        java_bytes_to_base64, load_object, text_field)
@@ -40,6 +40,33 @@ TYPE_TO_OP = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, "IN
               "INIT_DDL": Op.DDL}
 OP_TO_TYPE = {Op.INSERT: "INSERT", Op.UPDATE: "UPDATE", Op.DELETE: "DELETE", Op.SNAPSHOT: "INIT", Op.DDL: "DDL"}
 DRS_OPS = frozenset(OP_TO_TYPE)
+
+class Declared(NamedTuple):
+    """A message's columns and what decode and derive look up per cell or per message (cached per distinct
+    declaration by ``DrsJsonCodec._columns``)."""
+
+    columns: tuple[Column, ...]
+    by_name: dict[str, Column]
+    families: dict[str, str]  # value_family of each column
+    type_names: dict[str, str]  # the derived type-name declaration (mysqlType, columnType)
+    type_codes: dict[str, JsonNumber]  # the derived sqlType
+    numbers: bool  # some column holds bare numbers
+    # The declaration keys (mysqlType, sqlType) the message has, with whether it writes each exactly as it
+    # derives: decode need not compare them again for the header fixes of every message with this declaration.
+    compared: Mapping[str, bool] = MappingProxyType({})
+
+
+# Distinct declarations kept per codec; a replay sees a few per table (columns added over time).
+_DECLARED_CACHE_SIZE = 1024
+_INTEGER = re.compile(r"-?\d+")
+
+
+def _exact(value: Any) -> tuple:
+    """A hashable key that tells apart every declaration value, including number literals from equal strings."""
+    if isinstance(value, dict):
+        return tuple(value.items()), tuple(map(type, value.values()))
+    return (type(value), value)
+
 
 class Values:
     """How one DRS dialect writes a value, against the canonical text of ``event.py``. MySQL JSON: identity except
@@ -150,6 +177,7 @@ class DrsJsonCodec(Codec):
 
     def __init__(self, dialect: Dialect = JSON_DIALECT):
         self.dialect = dialect
+        self._declared_cache: dict[tuple, Declared] = {}
         self.name = dialect.name
         self.description = dialect.description
         self.capabilities = Capabilities(
@@ -162,23 +190,27 @@ class DrsJsonCodec(Codec):
 
     def decode(self, raw: bytes, position: Position) -> list[Event]:
         msg = load_object(self, raw, position)
-        events = self._events(msg, position)
+        events, declared = self._events(msg, position)
         self.required.check(self.name, msg, position)
-        derived = self._build(events)
-        used = set() if events[0].op is Op.DDL else self._image_keys(msg, events[0].op)
-        fixes = header_fixes(msg, derived, used)
-        out = []
+        derived = self._build(events, declared)
+        if declared is None:
+            fixes = header_fixes(msg, derived, ())
+        else:
+            fixes = header_fixes(msg, derived, self._image_keys(msg, events[0].op), declared.compared)
+        numbers = declared is not None and declared.numbers
         for e in events:
-            vendor = dict(e.vendor)
+            # Each event's vendor dict was made for it by ``_events`` and nothing else holds it yet, so it is
+            # completed in place rather than copying every event once more (``dataclasses.replace``).
+            vendor = cast(dict, e.vendor)
             if fixes:
                 vendor["fix"] = fixes
-            cells = self._cell_fixes(msg, derived, e)
+            cells = self._cell_fixes(msg, derived, e, numbers)
             if cells:
                 vendor["cells"] = cells
-            out.append(e.with_(vendor=vendor))
-        return out
+        return events
 
-    def _events(self, msg: dict, position: Position) -> list[Event]:
+    def _events(self, msg: dict, position: Position) -> tuple[list[Event], Optional[Declared]]:
+        """The message's events, and the columns their rows declare (None for a DDL)."""
         kind = text_field(self, msg, "type", position)
         if kind not in TYPE_TO_OP:
             raise self.error("type", position, f"unknown operation type {kind!r}; expected one of "
@@ -193,22 +225,21 @@ class DrsJsonCodec(Codec):
                       **self._names(msg, position))
         if op is Op.DDL:
             sql = text_field(self, msg, "sql", position)
-            return [Event(op=op, position=position, ddl=sql, **common)]
+            return [Event(op=op, position=position, ddl=sql, **common)], None
         pk = msg.get("pkNames")
         if pk is not None and not (isinstance(pk, list) and all(type(p) is str for p in pk)):
             raise self.error("pkNames", position, "expected a list of column names or null")
         rows = self._rows(msg, op, position)
-        columns = self._columns(msg, rows, position)
-        by_name = {c.name: c for c in columns}
+        declared = self._columns(msg, rows, position)
         events = []
         for i, (before_raw, after_raw) in enumerate(rows):
-            where = replace(position, index=i)
-            before = self._image(before_raw, self._row_field(msg, op, "before", i), by_name, where)
-            after = self._image(after_raw, self._row_field(msg, op, "after", i), by_name, where)
+            where = position if position.index == i else replace(position, index=i)
+            before = self._image(before_raw, self._row_field(msg, op, "before", i), declared, where)
+            after = self._image(after_raw, self._row_field(msg, op, "after", i), declared, where)
             vendor = self._row_vendor(msg, op)
-            events.append(Event(op=op, position=where, before=before, after=after, columns=columns,
+            events.append(Event(op=op, position=where, before=before, after=after, columns=declared.columns,
                                 primary_key=tuple(pk or ()), vendor=vendor, **common))
-        return events
+        return events, declared
 
     def _names(self, msg: dict, position: Position) -> dict[str, Optional[str]]:
         """database/table (GaussDB adds schema). A name is stripped of surrounding blanks: MySQL forbids trailing
@@ -237,7 +268,7 @@ class DrsJsonCodec(Codec):
         main, other = self._delete_sides()
         rows, spare = (old, data) if main == "old" else (data, old)
         if rows:
-            if spare and jsontext.normalise(spare) != jsontext.normalise(rows):
+            if spare and not same_json(spare, rows):
                 raise self.error(other, position, f"DELETE carries different rows in {main} and {other}; "
                                                   "cannot tell which is the deleted row")
             return [(row, None) for row in rows]
@@ -294,18 +325,46 @@ class DrsJsonCodec(Codec):
     # columns and values ----------------------------------------------------------------------------------
 
     def _columns(self, msg: dict, rows: list[tuple[Optional[dict], Optional[dict]]],
-                 position: Position) -> tuple[Column, ...]:
-        types = self._type_map(msg, self.dialect.types_key, str, "a type name", position)
-        codes = self._type_map(msg, "sqlType", JsonNumber, "an integer type number", position)
+                 position: Position) -> Declared:
+        """The declared columns (type name, sqlType and the rows' column names), then any column only the rows
+        name. Every message of a table repeats the same declarations, so the result is cached by everything it
+        depends on: the declarations' values *and* their JSON types (so a cached success never hides a
+        malformed declaration), the rows' column names and which of them hold bare numbers."""
+        row_names: dict[str, Any] = {}  # the keys, in order
         bare: set[str] = set()
-        names: dict[str, None] = dict.fromkeys([*types, *codes])
         for pair in rows:
             for row in pair:
-                for col, value in (row or {}).items():
-                    names.setdefault(col)
-                    if isinstance(value, JsonNumber):
-                        bare.add(col)
-        return tuple(self._column(name, types.get(name), codes.get(name), name in bare) for name in names)
+                if row:
+                    row_names.update(row)
+                    bare.update([col for col, value in row.items() if isinstance(value, JsonNumber)])
+        types, codes = msg.get(self.dialect.types_key), msg.get("sqlType")
+        try:
+            key = (_exact(types), _exact(codes), tuple(row_names), frozenset(bare))
+            cached = self._declared_cache.get(key)
+        except TypeError:  # an object or list inside a declaration: malformed, the full check names it
+            key, cached = None, None
+        if cached is not None:
+            return cached
+        types = self._type_map(msg, self.dialect.types_key, str, "a type name", position)
+        codes = self._type_map(msg, "sqlType", JsonNumber, "an integer type number", position)
+        names = dict.fromkeys([*types, *codes, *row_names])
+        declared = self._declare(self._column(name, types.get(name), codes.get(name), name in bare)
+                                 for name in names)
+        derived = {self.dialect.types_key: declared.type_names, "sqlType": declared.type_codes}
+        declared = declared._replace(compared={key: same_json(msg[key], value) for key, value in derived.items()
+                                               if key in msg})
+        if key is not None:
+            if len(self._declared_cache) >= _DECLARED_CACHE_SIZE:
+                self._declared_cache.clear()
+            self._declared_cache[key] = declared
+        return declared
+
+    def _declare(self, columns: Iterable[Column]) -> Declared:
+        columns = tuple(columns)
+        return Declared(columns, {c.name: c for c in columns}, {c.name: value_family(c) for c in columns},
+                        {c.name: self._type_name(c) for c in columns},
+                        {c.name: JsonNumber(str(self._sql_type(c))) for c in columns},
+                        any(c.number for c in columns))
 
     def _column(self, name: str, type_name: Optional[str], code: Optional[JsonNumber], number: bool) -> Column:
         return Column(name, type_name, int(code) if code is not None else None, number)
@@ -317,35 +376,37 @@ class DrsJsonCodec(Codec):
         if not isinstance(value, dict):
             raise self.error(key, position, f"expected an object of column -> {what}")
         for col, v in value.items():
-            ok = isinstance(v, JsonNumber) and re.fullmatch(r"-?\d+", v) if kind is JsonNumber else (
+            ok = isinstance(v, JsonNumber) and _INTEGER.fullmatch(v) if kind is JsonNumber else (
                 isinstance(v, str) and not isinstance(v, JsonNumber))
             if not ok:
                 raise self.error(f"{key}.{col}", position, f"expected {what}, got {v!r}")
         return value
 
-    def _image(self, row: Optional[dict], where: str, columns: Mapping[str, Column],
-               position: Position) -> Optional[Image]:
+    def _image(self, row: Optional[dict], where: str, declared: Declared, position: Position) -> Optional[Image]:
+        """``where`` names the row (``data[0]``) in errors."""
         if row is None:
             return None
         image: Image = {}
         for col, value in row.items():
-            image[col] = self._cell(columns[col], value, f"{where}.{col}", position)
+            image[col] = self._cell(declared.by_name[col], declared.families[col], value, where, position)
         return image
 
-    def _cell(self, column: Column, value: Any, where: str, position: Position) -> Optional[str]:
+    def _cell(self, column: Column, fam: str, value: Any, where: str, position: Position) -> Optional[str]:
         if value is None:
             return None
         if isinstance(value, JsonNumber):
             return str(value)
         if not isinstance(value, str):
-            raise self.error(where, position, f"a column value must be a string, number or null, got {value!r}")
+            raise self.error(f"{where}.{column.name}", position,
+                             f"a column value must be a string, number or null, got {value!r}")
         try:
-            return self.dialect.values.to_canonical(column, value_family(column), value)
+            return self.dialect.values.to_canonical(column, fam, value)
         except ValueError as exc:
-            raise self.error(where, position, f"{column.type_name or 'value'}: {exc}") from None
+            raise self.error(f"{where}.{column.name}", position, f"{column.type_name or 'value'}: {exc}") from None
 
-    def _cell_fixes(self, msg: dict, derived: dict, e: Event) -> dict[str, dict[str, str]]:
-        """Cells whose text is not the rendering of their canonical value, per side (data/old)."""
+    def _cell_fixes(self, msg: dict, derived: dict, e: Event, numbers: bool) -> dict[str, dict[str, str]]:
+        """Cells whose text is not the rendering of their canonical value, per side (data/old). ``numbers``: some
+        column holds bare numbers."""
         if not e.op.is_data:
             return {}
         i = e.position.index
@@ -354,8 +415,10 @@ class DrsJsonCodec(Codec):
             orig, der = msg.get(key), derived.get(key)
             if not (isinstance(orig, list) and isinstance(der, list) and i < len(orig) and i < len(der)):
                 continue
-            diff = {col: literal(v) for col, v in orig[i].items()
-                    if jsontext.normalise(v) != jsontext.normalise(der[i].get(col))}
+            derived_row = der[i]
+            if not numbers and orig[i] == derived_row:
+                continue  # every cell of both rows is text or null, so plain equality is the exact comparison
+            diff = {col: literal(v) for col, v in orig[i].items() if not _same_cell(v, derived_row.get(col))}
             if diff:
                 out[key] = diff
         return out
@@ -389,18 +452,20 @@ class DrsJsonCodec(Codec):
                     groups.append([e])
         return groups
 
-    def _build(self, group: Sequence[Event]) -> dict[str, Any]:
-        """The message the events derive to (before header fixes)."""
+    def _build(self, group: Sequence[Event], declared: Optional[Declared] = None) -> dict[str, Any]:
+        """The message the events derive to (before header fixes). ``declared``: the group's columns when the
+        caller has them (decode: the message's own declaration, which names every column of its rows)."""
         first = group[0]
         msg: dict[str, Any] = {}
         data_op = first.op.is_data
-        columns = merged_columns(group) if data_op else []
-        msg[self.dialect.types_key] = {c.name: self._type_name(c) for c in columns} if data_op else None
+        if data_op and declared is None:
+            declared = self._declare(merged_columns(group))
+        msg[self.dialect.types_key] = declared.type_names if declared is not None else None
         msg.update(self._header(first))
         msg.update(type=OP_TO_TYPE[first.op], isDdl=not data_op,
                    sql="" if data_op else (first.ddl or ""))
-        msg["sqlType"] = {c.name: JsonNumber(str(self._sql_type(c, first))) for c in columns} if data_op else None
-        data, old = self._render_rows(group, columns) if data_op else (None, None)
+        msg["sqlType"] = declared.type_codes if declared is not None else None
+        data, old = self._render_rows(group, declared) if declared is not None else (None, None)
         msg.update(data=data, old=old,
                    pkNames=list(first.primary_key) if first.primary_key else None)
         return msg
@@ -420,12 +485,10 @@ class DrsJsonCodec(Codec):
     def _type_name(self, column: Column) -> str:
         return mysql_type_for(column)
 
-    def _sql_type(self, column: Column, first: Event) -> int:
+    def _sql_type(self, column: Column) -> int:
         return jdbc_for(column)
 
-    def _render_rows(self, group: Sequence[Event], columns: list[Column]
-                     ) -> tuple[Optional[list], Optional[list]]:
-        by_name = {c.name: c for c in columns}
+    def _render_rows(self, group: Sequence[Event], declared: Declared) -> tuple[Optional[list], Optional[list]]:
         first = group[0]
         own = first.format == self.name
         op = first.op
@@ -436,22 +499,21 @@ class DrsJsonCodec(Codec):
             if op is Op.DELETE:
                 where = e.vendor.get("delete_rows", self.dialect.delete_in) if own else self.dialect.delete_in
                 side = self.dialect.delete_in if where == "both" else where
-                row = self._render(e.before or {}, by_name, own, cells.get(side, {}))
+                row = self._render(e.before or {}, declared, own, cells.get(side, {}))
                 if where in ("data", "both"):
                     data.append(row)
                 if where in ("old", "both"):
                     old.append(row)
                 continue
-            data.append(self._render(e.after or {}, by_name, own, cells.get("data", {})))
+            data.append(self._render(e.after or {}, declared, own, cells.get("data", {})))
             if op is Op.UPDATE:
-                old.append(self._render(e.before or {}, by_name, own, cells.get("old", {})))
+                old.append(self._render(e.before or {}, declared, own, cells.get("old", {})))
         return data or None, old or None
 
-    def _render(self, image: Image, columns: Mapping[str, Column], own: bool,
-                fixes: Mapping[str, str]) -> dict[str, Any]:
+    def _render(self, image: Image, declared: Declared, own: bool, fixes: Mapping[str, str]) -> dict[str, Any]:
         row: dict[str, Any] = {}
         for col, text in image.items():
-            column = columns.get(col) or Column(col)
+            column = declared.by_name[col]  # the declaration names every column of the group's images
             fixed = fixes.get(col)
             if fixed is not None and self._fix_still_holds(column, unliteral(fixed), text):
                 row[col] = unliteral(fixed)
@@ -461,7 +523,7 @@ class DrsJsonCodec(Codec):
                 row[col] = JsonNumber(text)
             else:
                 try:
-                    row[col] = self.dialect.values.from_canonical(column, value_family(column), text)
+                    row[col] = self.dialect.values.from_canonical(column, declared.families[col], text)
                 except ValueError as exc:
                     raise EncodeError(self.name, col, str(exc)) from None
         return row
@@ -477,6 +539,12 @@ class DrsJsonCodec(Codec):
                 column, value_family(column), value) == text
         except ValueError:
             return False
+
+
+def _same_cell(a: Any, b: Any) -> bool:
+    """``same_json`` for the values a decoded cell can hold (text, number literal, null) without its recursion: a
+    number equals only a number with the same literal."""
+    return a == b and isinstance(a, JsonNumber) is isinstance(b, JsonNumber)
 
 
 def value_family(column: Column) -> str:

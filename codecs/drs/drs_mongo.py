@@ -45,6 +45,7 @@ event's images and column types.
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from dataclasses import dataclass
@@ -109,6 +110,7 @@ class Node:
 
 
 _IDENT = re.compile(r"[A-Za-z_$][\w$]*")
+_REGEX = re.compile(r"/(?:[^/\\\n]|\\.)+/[a-z]*")
 _STRING = {'"': re.compile(r'"(?:[^"\\]|\\.)*"', re.S), "'": re.compile(r"'(?:[^'\\]|\\.)*'", re.S)}
 
 
@@ -118,7 +120,7 @@ class ShellSyntaxError(ValueError):
 
 class _Parser:
     def __init__(self, text: str):
-        self.s, self.i = text, 0
+        self.s, self.i, self.n = text, 0, len(text)
 
     def parse(self) -> Node:
         node = self.value()
@@ -131,12 +133,16 @@ class _Parser:
         raise ShellSyntaxError(f"{what} at character {self.i}: {self.s[self.i:self.i + 20]!r}")
 
     def ws(self) -> None:
-        while self.i < len(self.s) and self.s[self.i].isspace():
-            self.i += 1
+        self.peek()
 
     def peek(self) -> str:
-        self.ws()
-        return self.s[self.i] if self.i < len(self.s) else ""
+        """The next character after any whitespace (skipped), or "" at the end. Called for every token, so it
+        works on locals."""
+        s, i, n = self.s, self.i, self.n
+        while i < n and s[i].isspace():
+            i += 1
+        self.i = i
+        return s[i] if i < n else ""
 
     def expect(self, ch: str) -> None:
         if self.peek() != ch:
@@ -152,7 +158,7 @@ class _Parser:
         if c in _STRING:
             return Node("atom", self.string())
         if c == "/":
-            m = re.compile(r"/(?:[^/\\\n]|\\.)+/[a-z]*").match(self.s, self.i)
+            m = _REGEX.match(self.s, self.i)
             if not m:
                 self.fail("bad regular expression")
             self.i = m.end()
@@ -160,8 +166,8 @@ class _Parser:
         if self.s.startswith("-Infinity", self.i):
             self.i += len("-Infinity")
             return Node("atom", "-Infinity")
-        m = _NUMBER.match(self.s, self.i)
-        if c and (c in "-." or c.isdigit()) and m:
+        m = _NUMBER.match(self.s, self.i) if c and (c in "-." or c.isdigit()) else None
+        if m:
             self.i = m.end()
             return Node("atom", m.group(0))
         name = self.ident()
@@ -225,6 +231,9 @@ class _Parser:
 
 def key_name(token: str) -> str:
     """The text of a quoted token (double quotes as JSON, mongosh-style single quotes too); bare names as is."""
+    body = token[1:-1]
+    if token[:1] in _STRING and "\\" not in body and body.isprintable():
+        return body  # no escape and no control character (which JSON rejects): the text is the body as written
     try:
         if token.startswith('"'):
             return json.loads(token)
@@ -304,6 +313,11 @@ def _typed_call(node: Node) -> Typed:
     return Typed(name, node.compact())  # UUID(...), DBRef(...), a malformed ObjectId(...): kept as written
 
 
+# json.dumps(text, ensure_ascii=False) builds a new JSONEncoder on every call (non-default arguments); one kept
+# encoder writes the same text.
+shell_string = json.JSONEncoder(ensure_ascii=False).encode
+
+
 def render_date(text: str) -> str:
     """Epoch seconds -> the Java driver's shell form: ``ISODate("...Z")`` with milliseconds inside years
     1..9999, ``new Date(<ms>)`` outside. Raises ValueError for text that is no whole number of milliseconds."""
@@ -322,7 +336,7 @@ def render_date(text: str) -> str:
 def render_typed(text: str, type_name: Optional[str], number: bool) -> str:
     """Canonical text back to shell JSON as the Java driver writes a value of that BSON type."""
     if type_name == STRING:
-        return json.dumps(text, ensure_ascii=False)
+        return shell_string(text)
     if type_name in (INT32, INT64) and not number:
         if type_name == INT32:
             return f"NumberInt({text})"
@@ -352,7 +366,7 @@ def render_foreign(text: str, column: Column) -> str:
         return text
     if kind == BIN_DATA:
         return f"new BinData(0, {json.dumps(text)})"
-    return json.dumps(text, ensure_ascii=False)
+    return shell_string(text)
 
 
 def render_value(text: Optional[str], column: Column, own: bool) -> str:
@@ -362,18 +376,32 @@ def render_value(text: Optional[str], column: Column, own: bool) -> str:
         return "null"
     t = column.type_name
     if own or t in MONGO_ONLY or is_bin_type(t):
-        try:
-            out = render_typed(text, t, column.number)
-            back = typed(parse_shell(out))
-        except (ShellSyntaxError, ValueError):
-            back, out = None, ""
-        if back is not None and (back.type_name, back.text) == (t, text):
+        reader = _typed_rendering if len(text) > _CACHED_TEXT else _cached_typed_rendering
+        out = reader(text, t, column.number)
+        if out is not None:
             return out
     return render_foreign(text, column)
 
 
+def _typed_rendering(text: str, type_name: Optional[str], number: bool) -> Optional[str]:
+    """``render_typed``'s text when it reads back to the same text and type, else None."""
+    try:
+        out = render_typed(text, type_name, number)
+        back = typed(parse_shell(out))
+    except (ShellSyntaxError, ValueError):
+        return None
+    return out if (back.type_name, back.text) == (type_name, text) else None
+
+
+# The rendering and its read-back check (a parse) are a pure function of the value, and decode derives every
+# field it reads; keys, small numbers and repeated texts recur across messages. Long texts (whole nested
+# documents) are not kept.
+_CACHED_TEXT = 256
+_cached_typed_rendering = functools.lru_cache(maxsize=4096)(_typed_rendering)
+
+
 def render_document(image: Image, columns: dict[str, Column], own: bool) -> str:
-    parts = [f"{json.dumps(name, ensure_ascii=False)}: {render_value(text, columns.get(name) or Column(name), own)}"
+    parts = [f"{shell_string(name)}: {render_value(text, columns.get(name) or Column(name), own)}"
              for name, text in image.items()]
     return "{" + ", ".join(parts) + "}"
 
@@ -601,7 +629,7 @@ class DrsMongoCodec(Codec):
                 parts.append(f'"$set": {render_document(set_fields, cols, own)}')
             elif name == "$unset":
                 parts.append('"$unset": {' + ", ".join(
-                    f"{json.dumps(k, ensure_ascii=False)}: {parse_shell(v).shell()}" for k, v in unset_fields.items())
+                    f"{shell_string(k)}: {parse_shell(v).shell()}" for k, v in unset_fields.items())
                     + "}")
             elif name == "$v":
                 parts.append(f'"$v": {parse_shell(e.vendor.get("v", "1")).shell()}')

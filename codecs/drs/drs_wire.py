@@ -7,13 +7,14 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+from types import MappingProxyType
 from typing import Any, Iterable, Mapping, Optional, Sequence
 
 from .. import jsontext
 from ..base import Codec
 from ..event import Event, Position
 from ..jsontext import JsonNumber
-from ..shared.json_fix import literal, unliteral
+from ..shared.json_fix import literal, same_json, unliteral
 
 # Gson's default (HTML-safe) escaping, as DRS documents it, plus the two line separators Gson always escapes.
 # These characters can only occur inside JSON strings, so replacing them in the serialised bytes is safe.
@@ -33,6 +34,9 @@ def load_object(codec: Codec, raw: bytes, position: Position) -> dict:
     return codec.json_object(raw, position)
 
 
+_INTEGER = re.compile(r"-?\d+")
+
+
 def integer_field(codec: Codec, msg: Mapping, key: str, position: Position, required: bool) -> Optional[int]:
     """An integer metadata field (id, es, ts) written as a bare number or a string of digits."""
     value = msg.get(key)
@@ -40,7 +44,7 @@ def integer_field(codec: Codec, msg: Mapping, key: str, position: Position, requ
         if required:
             raise codec.error(key, position, "missing; expected an integer")
         return None
-    if isinstance(value, str) and re.fullmatch(r"-?\d+", value):
+    if isinstance(value, str) and _INTEGER.fullmatch(value):
         return int(value)
     raise codec.error(key, position, f"expected an integer, got {value!r}")
 
@@ -60,9 +64,11 @@ def drs_id(event: Event) -> int:
     return event.position.offset
 
 
-def header_fixes(original: Mapping[str, Any], derived: Mapping[str, Any], skip: Iterable[str]) -> list[list]:
+def header_fixes(original: Mapping[str, Any], derived: Mapping[str, Any], skip: Iterable[str],
+                 known: Mapping[str, bool] = MappingProxyType({})) -> list[list]:
     """Top-level keys where the message differs from the derivation: ``[key, literal]`` to set a value,
-    ``[key, None]`` where the original lacks the key."""
+    ``[key, None]`` where the original lacks the key. ``known``: keys the caller has already compared (present
+    in both), with whether the message writes them as they derive."""
     skip = set(skip)
     fixes: list[list] = []
     for key in dict.fromkeys([*original, *derived]):
@@ -70,9 +76,21 @@ def header_fixes(original: Mapping[str, Any], derived: Mapping[str, Any], skip: 
             continue
         if key not in original:
             fixes.append([key, None])
-        elif key not in derived or jsontext.normalise(original[key]) != jsontext.normalise(derived[key]):
+        elif key not in derived or not (known[key] if key in known else _same_value(original[key], derived[key])):
             fixes.append([key, literal(original[key])])
     return fixes
+
+
+_SCALARS = frozenset({str, JsonNumber, bool, type(None)})
+
+
+def _same_value(a: Any, b: Any) -> bool:
+    """``same_json``, answered without a call into its recursion for the common case of two values of one scalar
+    type (an ``id`` literal, a table name): then plain equality says the same."""
+    kind = type(a)
+    if kind is type(b) and kind in _SCALARS:
+        return a == b
+    return same_json(a, b)
 
 
 def apply_header_fixes(msg: dict[str, Any], fixes: Iterable[Sequence[Any]]) -> dict[str, Any]:

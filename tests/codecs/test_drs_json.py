@@ -178,6 +178,28 @@ def test_malformed_messages_name_the_field(data, field):
     assert "topic-a partition 2 offset 42" in str(err.value)
 
 
+def test_a_remembered_declaration_does_not_hide_a_malformed_one():
+    # decode caches what a declaration means; a sqlType code written as the string "4" reads like the number 4
+    [e] = decode(message())
+    assert e.column("id") == Column("id", "int", 4)
+    with pytest.raises(DecodeError) as err:
+        decode(message(sqlType={"id": "4", "name": 12, "pic": -3}))
+    assert err.value.field == "sqlType.id"
+
+
+def test_each_message_keeps_its_own_spelling_of_the_declaration():
+    # the same columns declared in full, in part, without sqlType and with a null sqlType: different messages,
+    # each seen twice
+    full, part = message(), message(sqlType={"id": 4})
+    without = json.dumps({k: v for k, v in json.loads(full).items() if k != "sqlType"}).encode()
+    null = message(sqlType=None)
+    cases = ((full, None), (part, ["sqlType", '{"id":4}']), (without, ["sqlType", None]), (null, ["sqlType", "null"]))
+    for data, fix in cases + cases:
+        [e] = decode(data)
+        assert [f for f in e.vendor.get("fix", []) if f[0] in ("mysqlType", "sqlType")] == ([fix] if fix else [])
+        assert as_json(CODEC.encode([e])[0].value) == as_json(data)
+
+
 def test_row_error_position_carries_the_row_index():
     data = message(data=[{"id": "1", "name": "a", "pic": "[]"}, {"id": "2", "name": "b", "pic": "[300]"}])
     with pytest.raises(DecodeError) as err:
