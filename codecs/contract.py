@@ -17,6 +17,7 @@ from decimal import Decimal, InvalidOperation
 from typing import Iterable, Optional
 
 from .event import DATA_OPS, DecodeError, Event
+from .shared.memo import remember
 
 INT32 = (-(2**31), 2**31 - 1)
 INT64 = (-(2**63), 2**63 - 1)
@@ -106,9 +107,7 @@ def _columns_ok(columns: tuple) -> bool:
             return False
         if type(c.name) is not str or not (c.type_name is None or type(c.type_name) is str):
             return False
-    if len(_COLUMNS_OK) > 4096:
-        _COLUMNS_OK.clear()
-    _COLUMNS_OK[id(columns)] = columns  # holds the tuple, so its id stays unique while cached
+    remember(_COLUMNS_OK, id(columns), columns)  # holds the tuple, so its id stays unique while cached
     return True
 
 

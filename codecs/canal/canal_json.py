@@ -33,6 +33,7 @@ from ..shared.plain_rows import INT64, column_dicts, columns_fit, data_row, name
 from ..shared.json_fix import fix_paths, literal
 from ..shared.value_text import int_field, is_text, render, scalar_text
 from ..types import FAMILY_JDBC, JDBC, family, jdbc_type_name
+from ..shared.memo import remember
 
 # --------------------------------------------------------------------------------------------------------------
 
@@ -363,9 +364,7 @@ class CanalJsonCodec(Codec):
                            all(_canonical_int(v) for v in sql_types.values()), byte_columns(columns),
                            tuple(c.name for c in columns if family(c.type_name, c.jdbc_type) == "timestamp"))
         if key is not None:
-            if len(_COLUMNS_CACHE) >= _COLUMNS_CACHE_SIZE:
-                _COLUMNS_CACHE.clear()
-            _COLUMNS_CACHE[key] = result
+            remember(_COLUMNS_CACHE, key, result, limit=_COLUMNS_CACHE_SIZE)
         return result
 
     @staticmethod
@@ -492,9 +491,8 @@ class CanalJsonCodec(Codec):
             return None
         if not columns_fit(declared.columns):
             return None
-        if len(_PLAIN_CACHE) >= _COLUMNS_CACHE_SIZE:
-            _PLAIN_CACHE.clear()
-        hit = _PLAIN_CACHE[key] = (declared, column_dicts(declared.columns), declared.names)
+        hit = remember(_PLAIN_CACHE, key, (declared, column_dicts(declared.columns), declared.names),
+                       limit=_COLUMNS_CACHE_SIZE)
         return hit
 
     # ---------------------------------------------------------------------------------------------- encode

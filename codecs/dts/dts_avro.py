@@ -45,6 +45,7 @@ from ..shared.value_text import (INT64, INT_RE, b64, decimal_shape, double_text,
                                 unb64)
 from ..shared.required import ARRAY, STRING, Required, need, same_needs
 from ..types import decimal_precision_scale, family
+from ..shared.memo import remember
 
 NS = "com.alibaba.dts.formats.avro"
 _LOADED = fastavro.schema.load_schema(str(SCHEMA_DIR / f"{NS}.Record.avsc"))
@@ -352,9 +353,7 @@ def _column(name: str, type_name: Optional[str] = None) -> Column:
     """Columns repeat in every record of a table; share the (immutable) instances."""
     column = _COLUMNS.get((name, type_name))
     if column is None:
-        if len(_COLUMNS) >= 65536:
-            _COLUMNS.clear()
-        column = _COLUMNS[(name, type_name)] = Column(name, type_name)
+        column = remember(_COLUMNS, (name, type_name), Column(name, type_name), limit=65536)
     return column
 
 
@@ -364,9 +363,7 @@ def declaration(names: Sequence[str], type_names: Sequence[Optional[str]]) -> tu
     key = tuple(zip(names, type_names))
     declared = _DECLARED.get(key)
     if declared is None:
-        if len(_DECLARED) >= 4096:
-            _DECLARED.clear()
-        declared = _DECLARED[key] = tuple(_column(n, t) for n, t in key)
+        declared = remember(_DECLARED, key, tuple(_column(n, t) for n, t in key))
     return declared
 
 

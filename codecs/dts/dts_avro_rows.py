@@ -22,6 +22,7 @@ from ..shared.time_text import date_text, time_text
 from ..shared.value_text import INT_RE
 from .dts_avro import (NO_SEQUENCE_ID, NS, RECORD15, REQUIRED, DtsAvroCodec, column_spec, column_type_name, declaration,
                        image_value, key_columns, python_charset, value_text)
+from ..shared.memo import remember
 
 FORMAT = DtsAvroCodec.name
 _DATA_OPS = {"INSERT": "INSERT", "UPDATE": "UPDATE", "DELETE": "DELETE", "INIT": "SNAPSHOT"}  # -> Op values
@@ -173,9 +174,7 @@ def _rows(datum: dict, born: bool, at: tuple) -> Optional[list[tuple]]:
         vendor["raw"] = raw
     hit = _DICTS.get(id(declared))
     if hit is None or hit[0] is not declared:
-        if len(_DICTS) >= 4096:
-            _DICTS.clear()
-        hit = _DICTS[id(declared)] = (declared, column_dicts(declared))  # holds the tuple: its id stays unique
+        hit = remember(_DICTS, id(declared), (declared, column_dicts(declared)))  # holds the tuple: its id stays unique
     sequence = () if datum["id"] == NO_SEQUENCE_ID else (Decimal(datum["id"]),)
     return [data_row(FORMAT, op, database, table, images[0], images[1], hit[1], pk, stamp, sequence, at, 0,
                      orjson.dumps(vendor, default=str).decode(), True, transaction_id=datum["sourceTxid"] or None)]

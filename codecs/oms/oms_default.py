@@ -36,6 +36,7 @@ from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
 from .oms_json import SEPARATOR, OmsJsonCodec, column, shared_columns
 from ..shared.required import OBJECT, STRING, Required, need, same_needs
+from ..shared.memo import remember
 
 RECORD_TYPES = {"INSERT": Op.INSERT, "UPDATE": Op.UPDATE, "DELETE": Op.DELETE, "ROW": Op.SNAPSHOT,
                 "HEARTBEAT": Op.HEARTBEAT, "DDL": Op.DDL}
@@ -392,9 +393,7 @@ class OmsDefaultCodec(OmsJsonCodec):
         flags: dict[str, bool] = {}
         for c in columns:
             flags.setdefault(c.name, self.column_bare(c, own))
-        if len(cache) >= 4096:
-            cache.clear()
-        cache[(id(columns), own)] = (columns, flags)
+        remember(cache, (id(columns), own), (columns, flags))
         return flags
 
     def _meta(self, e: Event, own: bool) -> dict[str, Any]:

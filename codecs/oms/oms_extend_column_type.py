@@ -21,6 +21,7 @@ from ..shared.value_text import is_text
 from ..event import Column, Event, Position
 from .oms_default import IMAGES, ImageParts, OmsDefaultCodec
 from ..types import JDBC_NAME
+from ..shared.memo import remember
 
 LIGHT_TYPE = "__light_type"
 
@@ -115,9 +116,7 @@ def _own_light_type_text(columns: tuple[Column, ...]) -> str:
     ``oms_json.shared_columns``); keyed by identity, the entry holds the tuple so its id stays unique."""
     hit = _OWN_LIGHT_TYPES.get(id(columns))
     if hit is None or hit[0] is not columns:
-        if len(_OWN_LIGHT_TYPES) > 4096:
-            _OWN_LIGHT_TYPES.clear()
-        hit = _OWN_LIGHT_TYPES[id(columns)] = (columns, literal(_light_type(columns, own=True)))
+        hit = remember(_OWN_LIGHT_TYPES, id(columns), (columns, literal(_light_type(columns, own=True))))
     return hit[1]
 
 

@@ -14,6 +14,7 @@ from ..base import Codec
 from ..event import Column, Event, Image, Position
 from ..shared.value_text import scalar_text
 from ..types import NUMERIC_FAMILIES, family
+from ..shared.memo import remember
 
 SEPARATOR = "\u0001"
 # Type families OMS writes as bare JSON numbers (Long / BigDecimal / Double, and booleans).
@@ -41,9 +42,7 @@ def shared_columns(columns: Iterable[Column]) -> tuple[Column, ...]:
     key = tuple(map(id, columns))
     hit = _DECLARATIONS.get(key)
     if hit is None:
-        if len(_DECLARATIONS) > 65536:
-            _DECLARATIONS.clear()
-        hit = _DECLARATIONS[key] = columns
+        hit = remember(_DECLARATIONS, key, columns, limit=65536)
     return hit
 
 

@@ -8,8 +8,9 @@ from typing import Any
 LIMIT = 4096  # distinct declarations kept; more arrive only when schemas churn, and then a refill is cheap
 
 
-def remember(cache: dict, key: Any, value: Any) -> None:
-    """``cache[key] = value``, emptying ``cache`` first when it holds ``LIMIT`` entries."""
-    if len(cache) >= LIMIT:
+def remember(cache: dict, key: Any, value: Any, limit: int = LIMIT) -> Any:
+    """``cache[key] = value`` (returned), emptying ``cache`` first when it holds ``limit`` entries."""
+    if len(cache) >= limit:
         cache.clear()
     cache[key] = value
+    return value
