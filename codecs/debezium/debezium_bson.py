@@ -247,11 +247,11 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
 
     # ---------------------------------------------------------------------------------------------- decode
 
-    def _event(self, payload: dict, schema: Optional[dict], position: Position) -> Event:
+    def _event(self, payload: dict, schema_text: Optional[str], position: Position) -> Event:
         op_code = payload.get("op")
         if not isinstance(op_code, str) or op_code not in DATA_OPS:  # an object or list is not hashable
             if op_code is None:
-                return super()._event(payload, schema, position)  # heartbeat, transaction marker
+                return super()._event(payload, schema_text, position)  # heartbeat, transaction marker
             raise self.error("payload.op", position, f"unknown op {op_code!r} (expected one of "
                                                      f"{sorted(DATA_OPS)})")
         source = payload.get("source")
