@@ -263,11 +263,12 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
 
     # ---------------------------------------------------------------------------------------------- decode
 
-    def _event(self, payload: dict, schema_text: Optional[str], position: Position) -> Event:
+    def _event(self, payload: dict, schema_text: Optional[str], position: Position,
+               envelope: dict[str, Any]) -> Event:
         op_code = payload.get("op")
         if not isinstance(op_code, str) or op_code not in DATA_OPS:  # an object or list is not hashable
             if op_code is None:
-                return super()._event(payload, schema_text, position)  # heartbeat, transaction marker
+                return super()._event(payload, schema_text, position, envelope)  # heartbeat, transaction marker
             raise self.error("payload.op", position, f"unknown op {op_code!r} (expected one of "
                                                      f"{sorted(DATA_OPS)})")
         source = payload.get("source")
@@ -320,7 +321,8 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
             before=before, after=after, primary_key=primary_key,
             columns=tuple(columns[n] for n in dict.fromkeys([*(before or {}), *(after or {})]) if n in columns)
             + tuple(Column(n) for n in dict.fromkeys([*(before or {}), *(after or {})]) if n not in columns),
-            removed_columns=removed, replaces_row=op is Op.UPDATE and images["after"] is not None, vendor=vendor)
+            removed_columns=removed, replaces_row=op is Op.UPDATE and images["after"] is not None,
+            vendor={**vendor, **envelope})
 
     def _document(self, raw: Any, field: str, columns: dict[str, Column], documents: dict[str, str], part: str,
                   position: Position) -> Optional[Image]:

@@ -216,14 +216,12 @@ class DebeziumJsonCodec(Codec):
         problem = _schema_problem(schema_text) if schema_text is not None else None
         if problem:
             raise self.error(problem[0], position, problem[1])
-        event = self._event(payload, schema_text, position)
-        vendor: dict[str, Any] = dict(event.vendor)
-        vendor["envelope"] = envelope
+        kept: dict[str, Any] = {"envelope": envelope}
         if envelope == "schema":
-            vendor["schema"] = schema_text
+            kept["schema"] = schema_text
         if extra:
-            vendor["envelope_extra"] = extra
-        return [event.with_(vendor=vendor)]
+            kept["envelope_extra"] = extra
+        return [self._event(payload, schema_text, position, kept)]
 
     def _name(self, value: Any, field: str, position: Position) -> Optional[str]:
         try:
@@ -231,8 +229,10 @@ class DebeziumJsonCodec(Codec):
         except _Unnamed:
             raise self.error(field, position, f"expected a name as text, got {str(value)[:60]!r}") from None
 
-    def _event(self, payload: dict, schema_text: Optional[str], position: Position) -> Event:
-        """The event of one payload; ``schema_text`` is the exact JSON text of its (checked) Connect schema."""
+    def _event(self, payload: dict, schema_text: Optional[str], position: Position,
+               envelope: dict[str, Any]) -> Event:
+        """The event of one payload; ``schema_text`` is the exact JSON text of its (checked) Connect schema,
+        ``envelope`` the vendor entries the message's envelope keeps (they follow the event's own entries)."""
         source = payload.get("source")
         if source is not None and not isinstance(source, dict):
             raise self.error("payload.source", position, "expected an object")
@@ -246,6 +246,7 @@ class DebeziumJsonCodec(Codec):
             event_time_ms=self._time(payload, source, position),
             sequence=self._sequence(source, position),
             transaction_id=payload_transaction_id(payload, source),
+            vendor=envelope,
         )
         op_code = payload.get("op")
         if op_code is None:
@@ -354,8 +355,8 @@ class DebeziumJsonCodec(Codec):
         if documents:
             vendor["documents"] = documents  # re-encoded verbatim while the image is unchanged
         before = self._keyable(op, images, primary_key, position, vendor)
-        return Event(op=op, before=before, after=images["after"], columns=columns,
-                     primary_key=primary_key, vendor=vendor, **common)
+        common["vendor"] = {**vendor, **common["vendor"]}
+        return Event(op=op, before=before, after=images["after"], columns=columns, primary_key=primary_key, **common)
 
     def _keyable(self, op: Op, images: dict, primary_key: tuple[str, ...], position: Position,
                  vendor: dict) -> Optional[dict]:
