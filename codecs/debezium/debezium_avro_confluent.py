@@ -384,9 +384,9 @@ class DebeziumAvroConfluentCodec(DebeziumJsonCodec):
             key_schema, key_payload, _ = self._read(bytes(position.key), "key", position)
             # the Debezium reading takes the key as JsonConverter writes it
             keyed = replace(position, key=jsontext.dumps({"schema": key_schema.connect, "payload": key_payload}))
-        event = self._event(payload, schema.connect, keyed)
+        event = self._event(payload, schema.connect_literal, keyed, {})
         vendor = {**event.vendor, "schema_id": schema_id}
-        derived = self._payload(event.with_(vendor={**vendor, "schema": schema.connect_literal}))
+        derived = self._payload(event.with_(vendor={**vendor, "schema": schema.connect_literal}), with_cells=False)
         fixes = derive_fix(payload, derived, payload_fix_paths(payload, derived))
         if fixes:
             vendor["fix"] = fixes

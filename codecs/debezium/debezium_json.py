@@ -61,9 +61,9 @@ from typing import Any, Optional, Sequence
 
 from .. import jsontext
 from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
-from ..shared.json_fix import apply_fix, literal, unliteral
+from ..shared.json_fix import apply_fix, literal, same_json, unliteral
 from ..shared.value_text import cell_json, cell_text
-from ..event import Column, EncodeError, Event, Op, Position
+from ..event import Column, DecodeError, EncodeError, Event, Op, Position
 from .connect_schema import schema_problem
 from ..jsontext import JsonNumber
 from ..shared.required import OBJECT, STRING, Required, need, same_needs
@@ -194,7 +194,7 @@ class DebeziumJsonCodec(Codec):
         return msg["payload"] if _enveloped(msg) else msg
 
     def derive(self, events: list[Event]) -> dict:
-        return self._payload(events[0])
+        return self._payload(events[0], with_cells=False)
 
     def fix_paths(self, msg: dict, derived: dict, events: list[Event]) -> list[tuple[str, ...]]:
         return payload_fix_paths(msg, derived)
@@ -216,14 +216,12 @@ class DebeziumJsonCodec(Codec):
         problem = _schema_problem(schema_text) if schema_text is not None else None
         if problem:
             raise self.error(problem[0], position, problem[1])
-        event = self._event(payload, schema, position)
-        vendor: dict[str, Any] = dict(event.vendor)
-        vendor["envelope"] = envelope
+        kept: dict[str, Any] = {"envelope": envelope}
         if envelope == "schema":
-            vendor["schema"] = schema_text
+            kept["schema"] = schema_text
         if extra:
-            vendor["envelope_extra"] = extra
-        return [event.with_(vendor=vendor)]
+            kept["envelope_extra"] = extra
+        return [self._event(payload, schema_text, position, kept)]
 
     def _name(self, value: Any, field: str, position: Position) -> Optional[str]:
         try:
@@ -231,7 +229,10 @@ class DebeziumJsonCodec(Codec):
         except _Unnamed:
             raise self.error(field, position, f"expected a name as text, got {str(value)[:60]!r}") from None
 
-    def _event(self, payload: dict, schema: Optional[dict], position: Position) -> Event:
+    def _event(self, payload: dict, schema_text: Optional[str], position: Position,
+               envelope: dict[str, Any]) -> Event:
+        """The event of one payload; ``schema_text`` is the exact JSON text of its (checked) Connect schema,
+        ``envelope`` the vendor entries the message's envelope keeps (they follow the event's own entries)."""
         source = payload.get("source")
         if source is not None and not isinstance(source, dict):
             raise self.error("payload.source", position, "expected an object")
@@ -245,6 +246,7 @@ class DebeziumJsonCodec(Codec):
             event_time_ms=self._time(payload, source, position),
             sequence=self._sequence(source, position),
             transaction_id=payload_transaction_id(payload, source),
+            vendor=envelope,
         )
         op_code = payload.get("op")
         if op_code is None:
@@ -267,7 +269,7 @@ class DebeziumJsonCodec(Codec):
             return self._ddl(payload, position, common)
         if not op.is_data:
             return Event(op=op, **common)
-        return self._row(payload, schema, op, position, common)
+        return self._row(payload, schema_text, op, position, common)
 
     def _time(self, payload: dict, source: dict, position: Position) -> Optional[int]:
         for where, value in (("payload.source.ts_ms", source.get("ts_ms")), ("payload.ts_ms", payload.get("ts_ms"))):
@@ -304,8 +306,9 @@ class DebeziumJsonCodec(Codec):
             common["schema"] = self._name(payload["schemaName"], "payload.schemaName", position)
         return Event(op=Op.DDL, ddl=ddl, **common)
 
-    def _row(self, payload: dict, schema: Optional[dict], op: Op, position: Position, common: dict) -> Event:
-        fields = _literal_fields(literal(schema)) if isinstance(schema, dict) else {}
+    def _row(self, payload: dict, schema_text: Optional[str], op: Op, position: Position, common: dict) -> Event:
+        fields = _literal_fields(schema_text) if schema_text is not None else {}
+        field_kinds = _literal_kinds(schema_text) if schema_text is not None else {}
         numbers: dict[str, bool] = {}
         images, render = {}, {}
         documents: dict[str, str] = {}
@@ -327,19 +330,21 @@ class DebeziumJsonCodec(Codec):
                 continue
             image, kinds = {}, {}
             for col, value in raw.items():
-                text, kind = self._cell(value, fields.get(col), f"payload.{part}.{col}", position)
+                text, kind = _cell(value, fields.get(col), field_kinds.get(col, "str"))
+                if kind == "?":
+                    raise self._unsupported(f"payload.{part}.{col}", value, position)
                 image[col] = text
                 if text is not None:
                     kinds[col] = kind
                     numbers[col] = numbers.get(col, False) or kind == "num"
             images[part] = image
             render[part] = kinds
-        columns = _columns(fields, images, numbers)
-        by_name = {c.name: c for c in columns}
+        columns = _columns(schema_text, fields, images, numbers)
         deviations = {}
         for part, kinds in render.items():
+            # the kind _expected_kind gives: the schema's, else by how the column's values were written
             dev = {col: kind for col, kind in kinds.items()
-                   if kind != _expected_kind(fields.get(col), by_name.get(col), True)}
+                   if kind != field_kinds.get(col, "num" if numbers.get(col) else "str")}
             if dev:
                 deviations[part] = dev
         primary_key = _key_columns(position.key)
@@ -350,8 +355,8 @@ class DebeziumJsonCodec(Codec):
         if documents:
             vendor["documents"] = documents  # re-encoded verbatim while the image is unchanged
         before = self._keyable(op, images, primary_key, position, vendor)
-        return Event(op=op, before=before, after=images["after"], columns=columns,
-                     primary_key=primary_key, vendor=vendor, **common)
+        common["vendor"] = {**vendor, **common["vendor"]}
+        return Event(op=op, before=before, after=images["after"], columns=columns, primary_key=primary_key, **common)
 
     def _keyable(self, op: Op, images: dict, primary_key: tuple[str, ...], position: Position,
                  vendor: dict) -> Optional[dict]:
@@ -404,26 +409,15 @@ class DebeziumJsonCodec(Codec):
         for col, value in obj.items():
             if col == "id" and isinstance(value, str) and _document(value) is not None:
                 col, value = "_id", _document(value)  # MongoDB key: {"id": "<_id as Extended JSON>"}
-            image[col] = self._cell(value, fields.get(col), f"key.{col}", position)[0]
+            field = fields.get(col)
+            text, kind = _cell(value, field, _expected_kind(field, None, True))
+            if kind == "?":
+                raise self._unsupported(f"key.{col}", value, position)
+            image[col] = text
         return image if any(v is not None for v in image.values()) else None
 
-    def _cell(self, value: Any, field: Optional[dict], where: str, position: Position) -> tuple[Optional[str], str]:
-        if value is None:
-            return None, "null"
-        kind = _expected_kind(field, None, True)
-        if kind in ("geometry", "point") and isinstance(value, dict) and isinstance(value.get("srid"), JsonNumber):
-            kind = f"{kind}:{value['srid']}"  # the SRID travels in the render kind (vendor["render"])
-        if kind.partition(":")[0] in CONVERSIONS:
-            try:
-                text = _from_json(kind.partition(":")[0], value, field or {})
-                if jsontext.normalise(_to_json(kind, text, field or {})) == jsontext.normalise(value):
-                    return text, kind
-            except (_Unconvertible, ValueError, ArithmeticError, OverflowError):
-                pass  # not the announced shape: keep the raw rendering below
-        text, generic = _generic(value)
-        if generic == "?":
-            raise self.error(where, position, f"unsupported value {value!r}")
-        return text, generic
+    def _unsupported(self, where: str, value: Any, position: Position) -> DecodeError:
+        return self.error(where, position, f"unsupported value {value!r}")
 
     # ---------------------------------------------------------------------------------------------- encode
 
@@ -470,10 +464,13 @@ class DebeziumJsonCodec(Codec):
         return message_key(e)
 
     def _payload(self, e: Event, foreign: Optional[dict[str, dict]] = None,
-                 rendered: Optional[dict[tuple[str, str], Any]] = None) -> dict[str, Any]:
+                 rendered: Optional[dict[tuple[str, str], Any]] = None, with_cells: bool = True) -> dict[str, Any]:
         """The payload the canonical fields describe (own events: before vendor fixes are applied; foreign
         events: rendered by the field schemas ``_foreign_fields`` chose, which also hands over the cells it
-        rendered while choosing them, as ``rendered``)."""
+        rendered while choosing them, as ``rendered``). ``with_cells=False`` (decode's derivation) puts the canonical
+        image where the encoder writes one: ``payload_fix_paths`` never compares such an image, because decode
+        (``_cell``) kept only renderings that re-encode to the exact received cell, so rendering them again
+        (a fifth of decode's time) would decide nothing."""
         own = e.format == self.name
         ts = JsonNumber(str(e.event_time_ms)) if e.event_time_ms is not None else None
         source: dict[str, Any] = {"db": e.database, "table": e.table, "ts_ms": ts}
@@ -499,6 +496,9 @@ class DebeziumJsonCodec(Codec):
         for part in ("before", "after"):
             image = getattr(e, part)
             if image is None or (part == "before" and own and e.vendor.get("before_from_key")):
+                continue
+            if not with_cells:
+                payload[part] = image
                 continue
             kinds = render.get(part, {})
             cells = {}
@@ -644,6 +644,12 @@ def _literal_fields(text: str) -> dict[str, dict]:
     return _image_fields(unliteral(text))
 
 
+@functools.lru_cache(maxsize=_SCHEMA_CACHE)
+def _literal_kinds(text: str) -> dict[str, str]:
+    """Column name -> ``_expected_kind`` of its field, for the schema whose exact JSON text is ``text``."""
+    return {col: _expected_kind(field, None, True) for col, field in _literal_fields(text).items()}
+
+
 def _image_fields(schema: Optional[dict]) -> dict[str, dict]:
     """Column name -> field schema, from the envelope schema's ``after`` struct (else ``before``)."""
     if not isinstance(schema, dict):
@@ -684,12 +690,21 @@ def _expected_kind(field: Optional[dict], column: Optional[Column], own: bool) -
     return "bool" if fam == "bool" else "str"
 
 
-def _columns(fields: dict[str, dict], images: dict, numbers: dict[str, bool]) -> tuple[Column, ...]:
-    names = list(fields) or list(dict.fromkeys([*(images["after"] or {}), *(images["before"] or {})]))
-    for image in (images["after"], images["before"]):
-        names += [n for n in image or {} if n not in names]
+def _columns(schema_text: Optional[str], fields: dict[str, dict], images: dict, numbers: dict[str, bool]
+             ) -> tuple[Column, ...]:
+    """The schema's columns in its order, then those only the images name (after's first); ``numbers`` says
+    which were written as bare numbers."""
+    names = tuple(dict.fromkeys([*fields, *(images["after"] or {}), *(images["before"] or {})]))
+    return _declared_columns(schema_text, names, tuple(numbers.get(name, False) for name in names))
+
+
+# Cached: a table's messages repeat one schema and one column list, so they share their Column tuple.
+@functools.lru_cache(maxsize=_SCHEMA_CACHE)
+def _declared_columns(schema_text: Optional[str], names: tuple[str, ...], numbers: tuple[bool, ...]
+                      ) -> tuple[Column, ...]:
+    fields = _literal_fields(schema_text) if schema_text is not None else {}
     out = []
-    for name in names:
+    for name, number in zip(names, numbers):
         f = fields.get(name)
         type_name, jdbc = None, None
         if f:
@@ -702,8 +717,28 @@ def _columns(fields: dict[str, dict], images: dict, numbers: dict[str, bool]) ->
                 precision = params.get("connect.decimal.precision")
                 # the declared precision/scale, so families and re-encoders see decimal(p,s)
                 type_name = f"decimal({precision},{params['scale']})" if precision else type_name
-        out.append(Column(name, type_name, jdbc, numbers.get(name, False)))
+        out.append(Column(name, type_name, jdbc, number))
     return tuple(out)
+
+
+def _cell(value: Any, field: Optional[dict], kind: str) -> tuple[Optional[str], str]:
+    """A cell's canonical text and how it was rendered: ``kind`` (``_expected_kind`` of its field) when the
+    value has that shape and converts back to the exact received JSON, else its raw rendering (``_generic``;
+    "?" for a value no column can hold, which the caller reports)."""
+    if value is None:
+        return None, "null"
+    if kind in CONVERSIONS:
+        if kind in ("geometry", "point") and isinstance(value, dict) and isinstance(value.get("srid"), JsonNumber):
+            render = f"{kind}:{value['srid']}"  # the SRID travels in the render kind (vendor["render"])
+        else:
+            render = kind
+        try:
+            text = _from_json(kind, value, field or {})
+            if same_json(_to_json(render, text, field or {}), value):
+                return text, render
+        except (_Unconvertible, ValueError, ArithmeticError, OverflowError):
+            pass  # not the announced shape: keep the raw rendering below
+    return _generic(value)
 
 
 def _generic(value: Any) -> tuple[Optional[str], str]:
