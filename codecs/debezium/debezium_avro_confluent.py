@@ -33,6 +33,7 @@ from ..base import Capabilities, EncodedMessage, message_key
 from ..event import EncodeError, Event, Op, Position
 from ..jsontext import JsonNumber
 from ..shared import schema_registry
+from ..shared.avro import read_datum
 from ..shared.json_fix import apply_fix, derive_fix, literal
 from ..shared.value_text import double_text, float32_text, parse_float
 from .debezium_json import DebeziumJsonCodec, payload_fix_paths
@@ -80,10 +81,9 @@ class _Schema:
         self.connect_literal = literal(self.connect)
 
     def read(self, body: bytes) -> Any:
-        buf = io.BytesIO(body)
-        datum = fastavro.schemaless_reader(buf, self.parsed, None)
-        if buf.tell() != len(body):
-            raise ValueError(f"{len(body) - buf.tell()} bytes left after the record")
+        datum, used = read_datum(self.parsed, body)  # its errors name no memory address: the same on every run
+        if used != len(body):
+            raise ValueError(f"{len(body) - used} bytes left after the record")
         return to_json(self.avro, datum, "", self.names)
 
     def write(self, payload: Any) -> bytes:
