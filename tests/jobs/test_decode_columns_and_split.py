@@ -87,3 +87,25 @@ def test_only_large_plain_lines_files_are_split(tmp_path):
     assert len(spans) >= 4 and all(p.span is None for p in parts if p.path != str(big))
     offsets = [o for s in spans for cols in read_lines(str(big), s) for o in cols["pos_offset"]]
     assert offsets == list(range(1, 5001))
+
+
+def test_sorted_fragments_assemble_as_each_key_s_group_does():
+    """Replay assembles multi-message events from fragment rows sorted by key, many keys per batch
+    (``assemble_sorted``): the rows must be those of assembling each key's fragments on its own, also where a
+    key's fragments straddle two batches, and a broken group's dead letters must stay its own."""
+    from cdc_jobs.transforms.decode import assemble_group, assemble_sorted
+
+    fmt = "dataworks-json"  # every UPDATE is two messages (UPDATE_BEFOR, UPDATE_AFTER)
+    codec = get_codec(fmt)
+    values = [m.value for m in codec.encode([e for e in scenario_events() if codec.capabilities.carries(e.op)])]
+    rows = [r for b in decode_batches(fmt, [raw_batch(values)]) for r in b.to_pylist() if r["fragment_key"]]
+    assert len({r["fragment_key"] for r in rows}) >= 2, "the scenario has multi-message events in this format"
+    broken = dict(rows[0], fragment_key="broken", fragment_index=7, fragment_total=9)  # a group that cannot assemble
+    rows = sorted(rows + [broken], key=lambda r: r["fragment_key"])
+    keys = list(dict.fromkeys(r["fragment_key"] for r in rows))
+    expected = [r for k in keys for r in assemble_group(fmt, pa.Table.from_pylist(
+        [x for x in rows if x["fragment_key"] == k], schema=DECODED_ARROW)).to_pylist()]
+    batches = [pa.RecordBatch.from_pylist(rows[i:i + 3], schema=DECODED_ARROW) for i in range(0, len(rows), 3)]
+    got = [r for b in assemble_sorted(fmt, iter(batches)) for r in b.to_pylist()]
+    assert got == expected
+    assert any(r["dl_reason"] for r in got) and any(r["op"] and not r["dl_reason"] for r in got)
