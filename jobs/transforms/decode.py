@@ -20,6 +20,7 @@ from typing import Iterable, Iterator
 
 import orjson
 import pyarrow as pa
+from pyspark import StorageLevel
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
@@ -308,6 +309,9 @@ def assemble(decoded: DataFrame, fmt: str) -> DataFrame:
     multi-message event (grouped by key across all partitions and files) assembled into the event."""
     if not may_fragment(fmt):
         return decoded
+    # Read three times below (whole events, fragments, their markers): stored once, or each read decodes the
+    # archive again (a DataWorks replay decoded every message three times).
+    decoded = decoded.localCheckpoint(eager=True, storageLevel=StorageLevel.DISK_ONLY)
     whole = decoded.where(F.col("fragment_key").isNull())
     # Each fragment's own record is already counted by a first_of_record marker row; keep those markers as
     # zero-event accounting rows so the assembled event does not count twice.
