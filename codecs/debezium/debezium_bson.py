@@ -208,17 +208,6 @@ def _fields_of(text: str) -> dict[str, Typed]:
     return {name: ext_typed(value) for name, value in obj.items()}
 
 
-def _column(typed: Typed, name: str) -> Column:
-    """``typed.column(name)``, shared: every document of a collection repeats its few (name, BSON type) pairs,
-    and building the Column (with its binData type test) for each field of each document was a tenth of decode."""
-    return _typed_column(name, typed.type_name, typed.number)
-
-
-@functools.lru_cache(maxsize=4096)
-def _typed_column(name: str, type_name: str, number: bool) -> Column:
-    return Typed(type_name, None, number).column(name)
-
-
 def _reads_as(text: Optional[str], image: Image, columns: dict[str, Column]) -> bool:
     """Whether a received document string still describes ``image`` with the columns' types."""
     if text is None:
@@ -337,7 +326,7 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
         documents[part] = raw
         for name, t in fields.items():
             if t.text is not None:
-                columns[name] = _column(t, name)
+                columns[name] = t.column(name)
         return {name: t.text for name, t in fields.items()}
 
     def _changes(self, description: Any, key: Image, columns: dict[str, Column], documents: dict[str, str],
@@ -386,11 +375,11 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
             typed = ext_typed(value)
             if typed.type_name == OBJECT and isinstance(value, dict) and value:  # a relational row's key
                 fields = {k: ext_typed(v) for k, v in value.items()}
-                return ({k: t.text for k, t in fields.items()}, {k: _column(t, k) for k, t in fields.items()},
+                return ({k: t.text for k, t in fields.items()}, {k: t.column(k) for k, t in fields.items()},
                         tuple(fields))
         except ExtendedJsonError:
             return {}, {}, ()
-        return {ID: typed.text}, {ID: _column(typed, ID)}, (ID,)
+        return {ID: typed.text}, {ID: typed.column(ID)}, (ID,)
 
     # ---------------------------------------------------------------------------------------------- encode
 

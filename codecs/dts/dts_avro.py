@@ -46,6 +46,7 @@ from ..shared.value_text import (INT64, INT_RE, b64, decimal_shape, double_text,
 from ..shared.required import ARRAY, STRING, Required, need, same_needs
 from ..types import decimal_precision_scale, family
 from ..shared.memo import remember
+from ..shared.columns import column
 
 NS = "com.alibaba.dts.formats.avro"
 _LOADED = fastavro.schema.load_schema(str(SCHEMA_DIR / f"{NS}.Record.avsc"))
@@ -346,15 +347,6 @@ def _datetime_record(column: Column, spec: Mapping[str, Any], text: str) -> dict
 
 # One tuple object per distinct declaration, by (name, type name) of its columns (cheaper to hash than Columns).
 _DECLARED: dict[tuple, tuple[Column, ...]] = {}
-_COLUMNS: dict[tuple[str, Optional[str]], Column] = {}
-
-
-def _column(name: str, type_name: Optional[str] = None) -> Column:
-    """Columns repeat in every record of a table; share the (immutable) instances."""
-    column = _COLUMNS.get((name, type_name))
-    if column is None:
-        column = remember(_COLUMNS, (name, type_name), Column(name, type_name), limit=65536)
-    return column
 
 
 def declaration(names: Sequence[str], type_names: Sequence[Optional[str]]) -> tuple[Column, ...]:
@@ -363,7 +355,7 @@ def declaration(names: Sequence[str], type_names: Sequence[Optional[str]]) -> tu
     key = tuple(zip(names, type_names))
     declared = _DECLARED.get(key)
     if declared is None:
-        declared = remember(_DECLARED, key, tuple(_column(n, t) for n, t in key))
+        declared = remember(_DECLARED, key, tuple(column(n, t) for n, t in key))
     return declared
 
 
@@ -540,7 +532,7 @@ class DtsAvroCodec(Codec):
         names = [f["name"] for f in fields]
         if len(set(names)) != len(names):
             raise self.error("fields", position, f"duplicate column names in {names}")
-        return [_column(n) for n in names], [f["dataTypeNumber"] for f in fields]
+        return [column(n) for n in names], [f["dataTypeNumber"] for f in fields]
 
     def _column_types(self, columns: list[Column], images: Mapping[str, Optional[list]], position: Position
                       ) -> tuple[tuple[Column, ...], dict]:
@@ -552,7 +544,7 @@ class DtsAvroCodec(Codec):
                 out.append(col)
                 continue
             try:
-                out.append(_column(col.name, column_type_name(typed)))
+                out.append(column(col.name, column_type_name(typed)))
             except ValueError as exc:
                 raise self.error(f"afterImages[{i}]", position, f"column {col.name}: {exc}")
             specs[col.name] = column_spec(typed)

@@ -46,7 +46,7 @@ from ..shared.value_text import (INT32, INT64, b64, decimal_shape, double_text, 
                                 parse_float, parse_int, unb64)
 from ..shared.required import STRING, Required, need, same_needs
 from ..types import decimal_precision_scale, family
-from .oms_json import column, shared_columns
+from ..shared.columns import column, shared_columns
 
 
 def enum_defines(type_name: Optional[str]) -> Optional[list[str]]:

@@ -30,7 +30,8 @@ from ..base import Capabilities
 from ..shared.value_text import int_field, is_text, render
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
-from .oms_json import OmsJsonCodec, column, shared_columns
+from ..shared.columns import column, shared_columns
+from .oms_json import OmsJsonCodec
 from ..shared.required import OBJECT, STRING, Required, need
 from ..types import JDBC_NAME
 

@@ -34,7 +34,8 @@ from ..shared.json_fix import derive_fix, fix_paths
 from ..shared.value_text import int_field, is_json_number, is_text, render, scalar_text
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
-from .oms_json import SEPARATOR, OmsJsonCodec, column, shared_columns
+from ..shared.columns import column, shared_columns
+from .oms_json import SEPARATOR, OmsJsonCodec
 from ..shared.required import OBJECT, STRING, Required, need, same_needs
 from ..shared.memo import remember
 

@@ -113,7 +113,7 @@ _OWN_LIGHT_TYPES: dict[int, tuple[tuple[Column, ...], str]] = {}
 
 def _own_light_type_text(columns: tuple[Column, ...]) -> str:
     """``literal(_light_type(columns, own=True))``, once per columns tuple (a table's rows share one:
-    ``oms_json.shared_columns``); keyed by identity, the entry holds the tuple so its id stays unique."""
+    ``shared.columns.shared_columns``); keyed by identity, the entry holds the tuple so its id stays unique."""
     hit = _OWN_LIGHT_TYPES.get(id(columns))
     if hit is None or hit[0] is not columns:
         hit = remember(_OWN_LIGHT_TYPES, id(columns), (columns, literal(_light_type(columns, own=True))))

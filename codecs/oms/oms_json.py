@@ -7,43 +7,16 @@ OMS serialises as Long / BigDecimal / Double, as strings otherwise; key column v
 
 from __future__ import annotations
 
-import functools
-from typing import Any, Iterable, Optional
+from typing import Any, Optional
 
 from ..base import Codec
 from ..event import Column, Event, Image, Position
 from ..shared.value_text import scalar_text
 from ..types import NUMERIC_FAMILIES, family
-from ..shared.memo import remember
 
 SEPARATOR = "\u0001"
 # Type families OMS writes as bare JSON numbers (Long / BigDecimal / Double, and booleans).
 _BARE_FAMILIES = NUMERIC_FAMILIES | {"bool"}
-
-
-# typed: a JsonNumber name or type is equal to the same str, but must not be given back for it.
-@functools.lru_cache(maxsize=4096, typed=True)
-def column(name: str, type_name: Optional[str] = None, jdbc_type: Optional[int] = None, number: bool = False
-           ) -> Column:
-    """``Column(...)``, built once per distinct column: Columns are frozen, and a table's rows repeat the same
-    few, so sharing them saves constructing every column of every row (a few % of a decode)."""
-    return Column(name, type_name, jdbc_type, number)
-
-
-_DECLARATIONS: dict[tuple[int, ...], tuple[Column, ...]] = {}
-
-
-def shared_columns(columns: Iterable[Column]) -> tuple[Column, ...]:
-    """One tuple object per distinct list of (shared, see ``column``) Columns: the DECODED writer converts each
-    distinct columns tuple once, by identity, so the rows of a table should hand it the same one (~4% of a
-    replay's decode). Keyed by the Columns' ids: the stored tuple keeps them alive, so no other object can
-    take one of those ids while the entry exists."""
-    columns = tuple(columns)
-    key = tuple(map(id, columns))
-    hit = _DECLARATIONS.get(key)
-    if hit is None:
-        hit = remember(_DECLARATIONS, key, columns, limit=65536)
-    return hit
 
 
 class OmsJsonCodec(Codec):

@@ -24,7 +24,8 @@ from ..shared.json_fix import fix_paths
 from ..shared.value_text import int_field, is_text, render
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
-from .oms_json import SEPARATOR, OmsJsonCodec, column, shared_columns
+from ..shared.columns import column, shared_columns
+from .oms_json import SEPARATOR, OmsJsonCodec
 from ..shared.required import OBJECT, STRING, Required, need, same_needs
 
 OPS = {"ins": Op.INSERT, "upd": Op.UPDATE, "del": Op.DELETE}

@@ -17,6 +17,7 @@ from typing import Any, Mapping, Optional
 from ..event import Column, EncodeError, Event, Image, Position
 from ..jsontext import JsonNumber
 from ..types import family
+from .columns import column
 from .json_fix import unliteral
 from .value_text import cell_text, is_json_number
 
@@ -55,7 +56,7 @@ def declared(numbers: Mapping[str, bool], kinds: Mapping[str, Mapping[str, str]]
 def _columns(flags: tuple[tuple[str, bool], ...]) -> tuple[Column, ...]:
     """One tuple of (frozen) Columns per distinct column list: a table's messages mostly repeat theirs, and events
     sharing it let the checks downstream that remember the last columns they saw skip the rest of a table's."""
-    return tuple(Column(name, number=flag) for name, flag in flags)
+    return tuple(column(name, None, None, flag) for name, flag in flags)
 
 
 def rendering(event: Event, own: bool) -> tuple[dict[str, bool], Mapping[str, Mapping[str, str]]]:
