@@ -238,11 +238,6 @@ def decode_batches(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.R
     return decode_columns(fmt, (batch.to_pydict() for batch in batches))
 
 
-def assemble_group(fmt: str, table: pa.Table) -> pa.Table:
-    """All fragments of one multi-message event (one ``fragment_key``) -> the event, or dead letters."""
-    return pa.Table.from_pylist(assembled_rows(fmt, table.to_pylist()), schema=DECODED_ARROW)
-
-
 def assembled_rows(fmt: str, rows: list[dict]) -> list[dict]:
     """The DECODED rows of one multi-message event's fragments -> the event's row, or a dead letter per fragment."""
     from cdc_codecs.records import from_record

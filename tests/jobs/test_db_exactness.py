@@ -32,7 +32,7 @@ from cdc_codecs.event_schema import DECODED_ARROW, EVENT_ARROW, EVENT_FIELDS, RA
 from cdc_codecs.registry import FORMATS
 from cdc_codecs.types import family
 from cdc_jobs import cli
-from cdc_jobs.transforms.decode import assemble_group, decode_batches
+from cdc_jobs.transforms.decode import assembled_rows, decode_batches
 from cdc_jobs.transforms.state_types import typing_for
 
 pytestmark = [pytest.mark.db, pytest.mark.spark]
@@ -441,7 +441,7 @@ def decode_archive(fmt: str, path: Path, label: Optional[str] = None, key: Optio
         if r["fragment_key"] is not None and r["op"] != "FRAGMENT":
             fragments.setdefault(r["fragment_key"], []).append(r)
     for group in fragments.values():
-        rows += assemble_group(fmt, pa.Table.from_pylist(group, schema=DECODED_ARROW)).to_pylist()
+        rows += pa.Table.from_pylist(assembled_rows(fmt, group), schema=DECODED_ARROW).to_pylist()
     if key is None and not get_codec(fmt).capabilities.primary_key:
         key = ["id"]  # what `replay --primary-key '*.t=id'` declares for a format without key names
     if key is not None:

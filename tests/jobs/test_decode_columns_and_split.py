@@ -93,7 +93,7 @@ def test_sorted_fragments_assemble_as_each_key_s_group_does():
     """Replay assembles multi-message events from fragment rows sorted by key, many keys per batch
     (``assemble_sorted``): the rows must be those of assembling each key's fragments on its own, also where a
     key's fragments straddle two batches, and a broken group's dead letters must stay its own."""
-    from cdc_jobs.transforms.decode import assemble_group, assemble_sorted
+    from cdc_jobs.transforms.decode import assemble_sorted, assembled_rows
 
     fmt = "dataworks-json"  # every UPDATE is two messages (UPDATE_BEFOR, UPDATE_AFTER)
     codec = get_codec(fmt)
@@ -103,8 +103,8 @@ def test_sorted_fragments_assemble_as_each_key_s_group_does():
     broken = dict(rows[0], fragment_key="broken", fragment_index=7, fragment_total=9)  # a group that cannot assemble
     rows = sorted(rows + [broken], key=lambda r: r["fragment_key"])
     keys = list(dict.fromkeys(r["fragment_key"] for r in rows))
-    expected = [r for k in keys for r in assemble_group(fmt, pa.Table.from_pylist(
-        [x for x in rows if x["fragment_key"] == k], schema=DECODED_ARROW)).to_pylist()]
+    each_key = [r for k in keys for r in assembled_rows(fmt, [x for x in rows if x["fragment_key"] == k])]
+    expected = pa.Table.from_pylist(each_key, schema=DECODED_ARROW).to_pylist()
     batches = [pa.RecordBatch.from_pylist(rows[i:i + 3], schema=DECODED_ARROW) for i in range(0, len(rows), 3)]
     got = [r for b in assemble_sorted(fmt, iter(batches)) for r in b.to_pylist()]
     assert got == expected
