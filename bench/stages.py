@@ -1,0 +1,131 @@
+"""Where a replay's time goes beside its peer: the replay cut into cumulative parts, each measured as its own run
+on the same archive in one SparkSession (as ``bench.run`` measures whole steps).
+
+    python -m bench.stages [--messages 200000] [--formats canal-json,debezium-json,...] [--repeat 2] [--json F]
+
+Parts, each including the ones before it:
+- ``read``: the archive's records as RAW rows (the file reader alone, no decode), to a no-op sink;
+- ``decode``: the DECODED rows (the codec, or the format's JVM decode where a replay would take it, and the
+  assembly of multi-message events), to a no-op sink;
+- ``stored``: the same, kept as replay keeps them (on disk) and counted;
+- ``replay``: the whole ``cdc-replay replay`` (events by table, dead letters, counts);
+- ``peer``: the hand-written one-format job (``bench/peers.py``) for the same archive.
+The differences between neighbours say what each part costs (CPU seconds are the steadier number on a shared
+machine); the peer's total is what the whole replay is held to (issue 37's targets are ratios to it).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import tempfile
+from pathlib import Path
+from typing import Callable
+
+from bench.run import Ctx, build_archive, measure, ours_replay, peer_replay
+
+
+def _noop(df) -> None:
+    df.write.format("noop").mode("overwrite").save()
+
+
+def read_part(ctx: Ctx) -> None:
+    from cdc_jobs.io.files import read_files
+
+    _noop(read_files(ctx.spark, [str(ctx.archive)]))
+
+
+def _decoded(ctx: Ctx):
+    from cdc_jobs.io.files import read_files
+    from cdc_jobs.transforms.decode import assemble
+
+    return assemble(read_files(ctx.spark, [str(ctx.archive)], fmt=ctx.fmt), ctx.fmt)
+
+
+def _schemas(ctx: Ctx):
+    """Where the codec finds the archive's Avro schemas by id, as replay sets it (else every record of a
+    registry format would be a quick dead letter)."""
+    from cdc_jobs.io import codec_env
+
+    return codec_env.job_settings(ctx.spark, None, codec_env.schema_folders([str(ctx.archive)]), None)
+
+
+def decode_part(ctx: Ctx) -> None:
+    with _schemas(ctx):
+        _noop(_decoded(ctx))
+
+
+def stored_part(ctx: Ctx) -> None:
+    from cdc_jobs.commands.replay import CACHE
+
+    with _schemas(ctx):
+        stored = _decoded(ctx).persist(CACHE)
+        try:
+            rows = stored.count()
+            # Cheap on the stored rows; a bench whose records fail to decode would time dead letters. (A few are
+            # expected: an archive cut at N messages can end inside a multi-message event.)
+            dead = stored.where("dl_reason IS NOT NULL").count()
+            if dead * 100 > rows:
+                raise RuntimeError(f"{ctx.fmt}: {dead} of {rows} decoded rows are dead letters")
+        finally:
+            stored.unpersist()
+
+
+PARTS: dict[str, Callable[[Ctx], None]] = {"read": read_part, "decode": decode_part, "stored": stored_part,
+                                           "replay": ours_replay, "peer": peer_replay}
+
+
+def stages(ctx: Ctx, repeat: int) -> dict:
+    """Each part's best wall and CPU seconds (after one warm-up run of it)."""
+    out = {"format": ctx.fmt, "messages": ctx.messages}
+    for name, fn in PARTS.items():
+        m = measure(fn, ctx, repeat)
+        out[name] = {"seconds": min(m["seconds"]), "cpu_seconds": min(m["cpu_seconds"]),
+                     "load_average_1m": m["load_average_1m"]}
+    return out
+
+
+def table(results: list[dict]) -> str:
+    """CPU seconds per part (wall in brackets), what each adds to the one before, and the replay's ratio."""
+    head = ("| format | messages | read | + decode | + stored | + outputs = replay | peer | ratio peer/ours cpu (wall)"
+            " | load 1m |")
+    lines = [head, "|" + "---|" * 9]
+    for r in results:
+        cpu = {p: r[p]["cpu_seconds"] for p in PARTS}
+        wall = {p: r[p]["seconds"] for p in PARTS}
+        steps = [f"{cpu['read']} ({wall['read']})"]
+        for before, part in (("read", "decode"), ("decode", "stored"), ("stored", "replay")):
+            steps.append(f"+{round(cpu[part] - cpu[before], 1)}")
+        steps[-1] += f" = {cpu['replay']} ({wall['replay']})"
+        ratio = f"{round(cpu['peer'] / max(0.1, cpu['replay']), 2)} ({round(wall['peer'] / wall['replay'], 2)})"
+        lines.append(f"| {r['format']} | {r['messages']:,} | " + " | ".join(steps) +
+                     f" | {cpu['peer']} ({wall['peer']}) | {ratio} | {r['replay']['load_average_1m']} |")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    from cdc_codecs.registry import available_formats
+
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--messages", type=int, default=200_000)
+    ap.add_argument("--formats", default=",".join(available_formats()))
+    ap.add_argument("--repeat", type=int, default=2, help="measured runs per part (after one warm-up)")
+    ap.add_argument("--json", help="also write the results as JSON to this file")
+    args = ap.parse_args()
+
+    from cdc_jobs.spark import session
+
+    spark = session("cdc-replay bench stages")
+    results = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for fmt in args.formats.split(","):
+            archive = build_archive(fmt, args.messages, Path(tmp) / fmt / "archive")
+            results.append(stages(Ctx(fmt, archive, None, Path(tmp) / fmt / "out", args.messages, spark), args.repeat))
+            print(table(results[-1:]).splitlines()[-1], flush=True)
+            if args.json:
+                Path(args.json).write_text(json.dumps(results, indent=1))
+    print(table(results))
+
+
+if __name__ == "__main__":
+    main()
