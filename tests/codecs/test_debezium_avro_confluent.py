@@ -152,3 +152,41 @@ def test_a_truncated_record_gets_the_same_dead_letter_text_every_run(from_folder
     assert any("cannot read" in text for text in first)
     assert [text for text in first if " at 0x" in text] == []
     assert reasons() == first
+
+
+def _outcome(convert, datum):
+    try:
+        return ("ok", convert(datum))
+    except Exception as exc:  # the error a decode would name: its type, text and field path
+        return ("error", type(exc).__name__, str(exc), getattr(exc, "field", None))
+
+
+def test_the_compiled_converter_gives_what_the_schema_walk_gives_also_for_data_that_does_not_fit():
+    """Records are converted by a converter compiled once per writer schema (speed); its JSON and its errors
+    (text and field path: the dead letter's) must be the walk's, ``to_json``, for fitting and unfitting data."""
+    from cdc_codecs.debezium.debezium_avro_confluent import _Names, to_json, to_json_converter
+
+    node = {"type": "record", "name": "Node", "namespace": "x.y", "fields": [
+        {"name": "id", "type": "long"},
+        {"name": "f", "type": ["null", "float", "string"]},
+        {"name": "d", "type": {"type": "double", "connect.type": "float64"}},
+        {"name": "b", "type": ["null", "bytes"]},
+        {"name": "e", "type": {"type": "enum", "name": "Kind", "symbols": ["A", "B"]}},
+        {"name": "tags", "type": {"type": "array", "items": ["int", "string"]}},
+        {"name": "attrs", "type": {"type": "map", "values": "Kind"}},
+        {"name": "next", "type": ["null", "Node"]},  # recursive, by name in its namespace
+        {"name": "flag", "type": "boolean"}]}
+    fine = {"id": 2**63 - 1, "f": 1.5, "d": 0.1, "b": b"\x00\xff", "e": "A", "tags": [1, "x"], "attrs": {"k": "B"},
+            "next": {"id": -1, "f": None, "d": 1e300, "b": None, "e": "B", "tags": [], "attrs": {}, "next": None,
+                     "flag": False}, "flag": True}
+    data = [fine, None, {**fine, "id": "7"}, {**fine, "id": True}, {**fine, "tags": [1, 2.5]},
+            {**fine, "next": {**fine, "attrs": {"k": 3}, "next": {**fine, "id": 1.0}}}, {**fine, "d": "nan?"},
+            {**fine, "attrs": None}, {**fine, "f": [1]}, {**fine, "next": "not a record"}, {k: fine[k] for k in ("id",)}]
+    convert = to_json_converter(node, _Names(node))
+    for datum in data:
+        assert _outcome(lambda d: convert(d, ""), datum) == _outcome(lambda d: to_json(node, d, "", _Names(node)), datum)
+    assert convert(fine, "")["next"]["id"] == "-1" and _outcome(lambda d: convert(d, ""), data[2])[3] == ".id"
+    unknown = {"type": "record", "name": "R", "fields": [{"name": "u", "type": ["null", "Missing"]}]}
+    for datum in ({"u": None}, {"u": 1}):
+        assert _outcome(lambda d: to_json_converter(unknown, _Names(unknown))(d, ""), datum) == \
+            _outcome(lambda d: to_json(unknown, d, "", _Names(unknown)), datum)
