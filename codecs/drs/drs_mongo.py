@@ -244,8 +244,121 @@ def key_name(token: str) -> str:
     return token
 
 
+# Field names repeat in every message of a collection.
+_key_name = functools.lru_cache(maxsize=4096)(key_name)
+
+
 def parse_shell(text: str) -> Node:
+    """The value ``text`` holds. The one-regex reader takes the common text; whatever it does not fully accept
+    (and every error) is read again by ``_Parser``, whose messages are the documented error texts."""
+    if text.count("{") + text.count("[") + text.count("(") <= _FAST_MAX_DEPTH:
+        try:
+            return _fast_parse(text)
+        except (_NotFast, StopIteration, ShellSyntaxError):
+            pass
     return _Parser(text).parse()
+
+
+# The fast reader: one regex pass cuts the text into tokens (the Java driver's ASCII whitespace skipped), then a
+# recursive reader builds the same Node tree as ``_Parser``. A constructor's name and its "(" are one token, so the
+# reader never looks ahead. Anything a token pattern does not take lands in the last alternative (one character)
+# and is refused; so are unicode whitespace, bare "new" and keys that are no plain name: ``_Parser`` decides those.
+_WS = " \t\n\r"
+_TOKEN = re.compile(
+    f"[{_WS}]*("
+    r"""(?s:"(?:[^"\\]|\\.)*"|'(?:[^'\\]|\\.)*')"""  # strings: as _STRING
+    r"|[{}\[\]:,)]"
+    r"|-Infinity|(?=[-.0-9])" + _NUMBER.pattern +  # as _Parser: "-Infinity" first; numbers start with - . or 0-9
+    f"|(?:new[{_WS}]+)?{_IDENT.pattern}[{_WS}]*\\("  # a constructor call up to its "("
+    f"|new[{_WS}]+{_IDENT.pattern}|{_IDENT.pattern}"
+    f"|{_REGEX.pattern}"
+    f"|[^{_WS}])")  # anything else: one character, refused (trailing whitespace is no token)
+_IDENT_START = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_$")
+_QUOTES = frozenset("\"'")
+_NUMBER_START = frozenset("-.0123456789")
+# Python's recursion limit must not end the fast reader where _Parser (two frames per level) would fail first.
+_FAST_MAX_DEPTH = 100
+_EMPTY_OBJECT = Node("object")
+
+
+class _NotFast(Exception):
+    """Text the fast reader leaves to _Parser."""
+
+
+def _fast_parse(text: str) -> Node:
+    tokens = iter(_TOKEN.findall(text))
+    node = _fast_value(next(tokens), tokens.__next__)
+    if next(tokens, None) is not None:
+        raise _NotFast  # text after the value
+    return node
+
+
+def _fast_value(t: str, take) -> Node:
+    c = t[0]
+    if c == "{":
+        return _fast_object(take)
+    if c == "[":
+        return Node("array", items=_fast_items(take, "]"))
+    if c in _QUOTES or c == "/":
+        if len(t) < 2:  # an unterminated string or regex: one character
+            raise _NotFast
+        return Node("atom", t)
+    if c in _NUMBER_START:
+        if t == "-" or t == ".":
+            raise _NotFast
+        return Node("atom", t)
+    if c not in _IDENT_START:
+        raise _NotFast
+    if t[-1] == "(":
+        return Node("call", _word(t[:-1].rstrip(_WS)), _fast_items(take, ")"))
+    return Node("atom", _word(t))
+
+
+def _word(t: str) -> str:
+    """A name as _Parser spells it: ``new`` and the name after it joined by one space."""
+    if t[:3] == "new" and (len(t) == 3 or t[3] in _WS):
+        if len(t) == 3:
+            raise _NotFast  # "new" with no name after it: an error
+        return "new " + t[3:].lstrip(_WS)
+    return t
+
+
+def _fast_items(take, close: str) -> tuple[Node, ...]:
+    t = take()
+    if t == close:
+        return ()
+    items = []
+    while True:
+        items.append(_fast_value(t, take))
+        t = take()
+        if t == close:
+            return tuple(items)
+        if t != ",":
+            raise _NotFast
+        t = take()
+
+
+def _fast_object(take) -> Node:
+    t = take()
+    if t == "}":
+        return _EMPTY_OBJECT
+    items = []
+    while True:
+        if t[0] in _QUOTES and len(t) > 1:
+            name = _key_name(t)
+        elif _IDENT.fullmatch(t):
+            name = t
+        else:
+            raise _NotFast
+        if take() != ":":
+            raise _NotFast
+        items.append((t, name, _fast_value(take(), take)))
+        t = take()
+        if t == "}":
+            return Node("object", items=tuple(items))
+        if t != ",":
+            raise _NotFast
+        t = take()
 
 
 def fields(node: Node) -> list[tuple[str, Node]]:

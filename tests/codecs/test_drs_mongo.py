@@ -6,12 +6,13 @@ from __future__ import annotations
 
 import base64
 import json
+import random
 from decimal import Decimal
 
 import pytest
 
 from cdc_codecs import Column, DecodeError, Event, Op, Position, get_codec
-from cdc_codecs.drs.drs_mongo import ShellSyntaxError, parse_shell, render_date
+from cdc_codecs.drs.drs_mongo import ShellSyntaxError, _Parser, parse_shell, render_date
 from cdc_codecs.scenario import PRIMARY_KEY, scenario_events
 from cdc_codecs.types import family
 from golden import as_json, fixtures  # beside this file
@@ -176,6 +177,35 @@ def test_malformed_messages_name_the_field(data, field):
 def test_parser_rejects_trailing_text():
     with pytest.raises(ShellSyntaxError):
         parse_shell('{"a": 1} x')
+
+
+# Texts where the one-regex reader and the character reader could part: spacing, "new", quotes, numbers, words,
+# regexes, unicode whitespace and digits, text after the value, unterminated strings.
+PARSER_EDGES = [
+    '{ "_id" : ObjectId("64650cf67dc36a464e76e583"), "n" : NumberLong(5) }', SHELL, "{}", " [ ] ", "{a: 1}",
+    "{'a': 'b\\'c'}", '{"a": new\nBinData (0, "AA==")}', '{"a": new BinData}', '{"a": new(1)}', '{"a": new}',
+    '{"a": newX(1)}', '{new a: 1}', '{"a": -Infinity}', '{"a": -Infinityx}', '{"a": -}', '{"a": .5}', '{"a": 1.}',
+    '{"a": 1e}', '{"a": 1.5.3}', '{"a": \u0663}', '{"a": 1\u0663}', '{"a":\xa01}', '{"a": 1}\xa0', '{"a": 1} ',
+    '{"a": 1} x', '{"a": /x/g}', '{"a": /x}', '{"a": /}', '{"a": "x}', "{'a: 1}", '{"a": 1,}', '[1,]', '[,]',
+    '{"a" 1}', '{"a": (1)}', '{"a": f()}', '{"a": f(1,)}', '{"\\q": 1}', '{"a\x01": 1}', '{1: 2}', "",
+    '{"a": [1, {"b": [true, null, MinKey]}]}', "[" * 150 + "]" * 150, "[" * 600 + "]" * 600,
+]
+
+
+def _read(read, text: str):
+    try:
+        return "ok", read(text)
+    except (ShellSyntaxError, RecursionError) as exc:
+        return type(exc).__name__, str(exc)
+
+
+def test_parser_fast_path_reads_and_refuses_as_the_character_reader():
+    rng = random.Random(37)
+    pieces = ["{", "}", "[", "]", "(", ")", ":", ",", " ", "\n", "\xa0", '"a"', "'b'", '"c\\"d"', '"', "1", "-1",
+              "-", ".", "1e5", "-Infinity", "true", "new", "new ", "Date", "/a/i", "/", "x", "\u0663"]
+    texts = PARSER_EDGES + ["".join(rng.choice(pieces) for _ in range(rng.randint(1, 12))) for _ in range(3000)]
+    for text in texts:
+        assert _read(parse_shell, text) == _read(lambda t: _Parser(t).parse(), text), text
 
 
 def test_ddl_keeps_the_command_text():
