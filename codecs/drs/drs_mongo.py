@@ -613,7 +613,8 @@ class DrsMongoCodec(Codec):
             raise self.error(field, position, "missing; expected a document")
         try:
             node = parse_shell(text)
-            fields(node)
+            if node.kind != "object":
+                fields(node)  # raises: the error text for a value that is no document
         except ShellSyntaxError as exc:
             raise self.error(field, position, f"not a MongoDB shell-JSON document: {exc}") from None
         return node
@@ -621,7 +622,7 @@ class DrsMongoCodec(Codec):
     def _fields(self, node: Node, path: str, columns: dict[str, Column], position: Position) -> Image:
         """A document's fields as an image; their types go to ``columns`` (a later image's type wins)."""
         image: Image = {}
-        for name, value in fields(node):
+        for _, name, value in node.items:  # node is a document: _document and _update checked its kind
             try:
                 t = typed(value)
             except ShellSyntaxError as exc:
