@@ -380,7 +380,11 @@ def typed(node: Node) -> Typed:
         return Typed(node.kind, node.compact())
     if node.kind == "call":
         return _typed_call(node)
-    t = node.text
+    return _typed_atom(node.text)
+
+
+@functools.lru_cache(maxsize=4096)  # numbers, null, booleans and short strings repeat across documents
+def _typed_atom(t: str) -> Typed:
     if t == "null":
         return Typed(NULL, None)
     if t in ("true", "false"):
