@@ -13,11 +13,14 @@ driver per table, which the scheduler gives (one run per pipeline and day, days 
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Optional
+
+from cdc_jobs.io import driver_threads
 
 if TYPE_CHECKING:  # no pyspark import at run time: the Airflow side imports cdc_jobs.io.atomic, which names DELTA_LOG
     from pyspark.sql import DataFrame, SparkSession
@@ -139,19 +142,21 @@ def publish(spark: SparkSession, state: Path, state_uri: str, tables: dict[str, 
     hide the newer state; RESTORE or a re-run of the later days moves it). Returns one entry per table."""
     digest = state_digest(state)
     metadata = {"window": window, "state": state_uri, "state_digest": digest}
-    results = []
-    for name, directory in sorted(tables.items()):
-        target = root / name
-        latest = history(spark, target, limit=1)[0] if is_delta(target) else None
-        mark = (latest.metadata or {}) if latest else {}
-        if mark.get("state_digest") == digest:
-            results.append({"table": name, "action": "unchanged", "version": latest.version})
-            continue
-        newer = (mark.get("window") or {}).get("until_ms")
-        if newer is not None and window.get("until_ms") is not None and newer > window["until_ms"]:
-            results.append({"table": name, "action": "kept newer", "version": latest.version,
-                            "newer_until_ms": newer})
-            continue
-        write_table(read_table(spark, directory), target, "delta", metadata)
-        results.append({"table": name, "action": "published", "version": history(spark, target, limit=1)[0].version})
-    return results
+    # Each table is its own Delta log and commit, mostly driver work (a log snapshot, a small write, a commit):
+    # publishing them from a few driver threads keeps the cores busy instead of one table after another.
+    return driver_threads.run_all([functools.partial(_publish_one, spark, name, directory, root / name, digest,
+                                                     window, metadata)
+                                   for name, directory in sorted(tables.items())])
+
+
+def _publish_one(spark: SparkSession, name: str, directory: Path, target: Path, digest: str, window: dict,
+                 metadata: dict) -> dict[str, Any]:
+    latest = history(spark, target, limit=1)[0] if is_delta(target) else None
+    mark = (latest.metadata or {}) if latest else {}
+    if mark.get("state_digest") == digest:
+        return {"table": name, "action": "unchanged", "version": latest.version}
+    newer = (mark.get("window") or {}).get("until_ms")
+    if newer is not None and window.get("until_ms") is not None and newer > window["until_ms"]:
+        return {"table": name, "action": "kept newer", "version": latest.version, "newer_until_ms": newer}
+    write_table(read_table(spark, directory), target, "delta", metadata)
+    return {"table": name, "action": "published", "version": history(spark, target, limit=1)[0].version}
