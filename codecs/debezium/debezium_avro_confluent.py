@@ -186,66 +186,24 @@ def to_connect(schema: Any, namespace: str = "", names: Optional[_Names] = None)
     return out
 
 
-def to_json(schema: Any, value: Any, namespace: str = "", names: Optional[_Names] = None, path: str = "") -> Any:
-    """An Avro datum as the JSON JsonConverter writes for it: numbers exact (``JsonNumber``), bytes base64."""
-    names = names or _Names()
-    schema, namespace = names.resolve(schema, namespace)
-    if value is None:
-        return None
-    if isinstance(schema, list):
-        branches = [s for s in schema if s != "null"]
-        for branch in branches:
-            try:
-                return to_json(branch, value, namespace, names, path)
-            except _Bad:
-                if branch is branches[-1]:
-                    raise
-        raise _Bad(path, "no union branch fits")
-    prim = _primitive(schema)
-    if prim in ("int", "long"):
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise _Bad(path, f"expected an integer, got {value!r}")
-        return JsonNumber(str(value))
-    if prim in ("float", "double"):
-        return JsonNumber((float32_text if prim == "float" else double_text)(float(value)))
-    if prim == "boolean":
-        return bool(value)
-    if prim in ("bytes", "fixed"):
-        return base64.b64encode(bytes(value)).decode()
-    if prim in ("string", "enum"):
-        return str(value)
-    kind = schema.get("type")
-    if kind == "record":
-        return {f["name"]: to_json(f["type"], value.get(f["name"]), namespace, names, f"{path}.{f['name']}")
-                for f in schema["fields"]}
-    if kind == "array":
-        return [to_json(schema["items"], v, namespace, names, f"{path}[{i}]") for i, v in enumerate(value)]
-    if kind == "map":
-        return {k: to_json(schema["values"], v, namespace, names, f"{path}.{k}") for k, v in value.items()}
-    raise _Bad(path, f"unsupported Avro type {schema!r}")
-
-
-# A converter made once per writer schema: ``to_json`` of that schema, without working out each node's kind, name
-# and namespace again for every datum (that walk was ~30% of a decode). Node kinds it does not take (and schemas it
-# cannot compile) stay with ``to_json`` itself, so every result and error is ``to_json``'s.
+# A datum -> JSON converter made once per writer schema: working out each node's kind, name and namespace again for
+# every datum was ~30% of a decode. Every node checks its own value, so an error names the field path of the datum.
 Converter = Callable[[Any, str], Any]
 
 
 def to_json_converter(schema: Any, names: _Names) -> Converter:
-    """``lambda datum, path: to_json(schema, datum, "", names, path)``, compiled."""
-    try:
-        return _compile(schema, "", names, {})
-    except Exception:  # a schema fastavro accepted but this cannot compile: interpret it
-        return lambda value, path: to_json(schema, value, "", names, path)
+    """``(datum, path) -> JSON`` for an Avro schema: the value JsonConverter writes for the datum (numbers exact as
+    ``JsonNumber``, bytes base64); _Bad, with the field path, when the datum does not fit."""
+    return _compile(schema, "", names, {})
 
 
 def _compile(schema: Any, namespace: str, names: _Names, named: dict) -> Converter:
-    """Mirrors ``to_json``'s first step (``names.resolve``), then compiles the resolved node."""
+    """A name is resolved in its namespace (``names.resolve``'s rule) and compiled once; other nodes as they are."""
     if isinstance(schema, str) and schema not in PRIMITIVE_CONNECT and schema != "null":
         full = schema if "." in schema else f"{namespace}.{schema}" if namespace else schema
         found = names.types.get(full) or names.types.get(schema)
         if found is None:
-            return lambda value, path: to_json(schema, value, namespace, names, path)  # its unknown-name error
+            return _refusing(f"unknown Avro type name {schema!r}", also_null=True)
         key = (id(found), full.rpartition(".")[0])
         if key not in named:  # a named type used again (or inside itself) shares one converter
             named[key] = None
@@ -253,6 +211,14 @@ def _compile(schema: Any, namespace: str, names: _Names, named: dict) -> Convert
         return named[key] or (lambda value, path: named[key](value, path))
     schema, namespace = names.resolve(schema, namespace)
     return _compile_node(schema, namespace, names, named)
+
+
+def _refusing(reason: str, also_null: bool = False) -> Converter:
+    def refuse(value: Any, path: str) -> Any:
+        if value is None and not also_null:
+            return None
+        raise _Bad(path, reason)
+    return refuse
 
 
 def _compile_node(schema: Any, namespace: str, names: _Names, named: dict) -> Converter:
@@ -269,14 +235,28 @@ def _compile_node(schema: Any, namespace: str, names: _Names, named: dict) -> Co
         return integer
     if prim in ("float", "double"):
         text = float32_text if prim == "float" else double_text
-        return lambda value, path: None if value is None else JsonNumber(text(float(value)))
+
+        def floating(value: Any, path: str) -> Any:
+            if value is None:
+                return None
+            try:
+                return JsonNumber(text(float(value)))
+            except (TypeError, ValueError):
+                raise _Bad(path, f"expected a number, got {value!r}") from None
+        return floating
     if prim == "boolean":
         return lambda value, path: None if value is None else bool(value)
     if prim in ("bytes", "fixed"):
-        return lambda value, path: None if value is None else base64.b64encode(bytes(value)).decode()
+        def binary(value: Any, path: str) -> Any:
+            if value is None:
+                return None
+            if not isinstance(value, (bytes, bytearray, memoryview)):  # bytes(7) would be seven zero bytes
+                raise _Bad(path, f"expected bytes, got {value!r}")
+            return base64.b64encode(value).decode()
+        return binary
     if prim in ("string", "enum"):
         return lambda value, path: None if value is None else str(value)
-    kind = schema.get("type") if isinstance(schema, dict) else None
+    kind = schema.get("type") if isinstance(schema, dict) else schema
     if kind == "record":
         fields = [(f["name"], _compile(f["type"], namespace, names, named), "." + f["name"])
                   for f in schema["fields"]]
@@ -284,18 +264,37 @@ def _compile_node(schema: Any, namespace: str, names: _Names, named: dict) -> Co
         def record(value: Any, path: str) -> Any:
             if value is None:
                 return None
+            if not isinstance(value, dict):
+                raise _Bad(path, f"expected a record, got {type(value).__name__}")
             return {name: convert(value.get(name), path + suffix) for name, convert, suffix in fields}
         return record
     if kind == "array":
         item = _compile(schema["items"], namespace, names, named)
-        return lambda value, path: None if value is None else [item(v, f"{path}[{i}]") for i, v in enumerate(value)]
+
+        def array(value: Any, path: str) -> Any:
+            if value is None:
+                return None
+            if not isinstance(value, (list, tuple)):
+                raise _Bad(path, f"expected an array, got {type(value).__name__}")
+            return [item(v, f"{path}[{i}]") for i, v in enumerate(value)]
+        return array
     if kind == "map":
         values = _compile(schema["values"], namespace, names, named)
-        return lambda value, path: None if value is None else {k: values(v, f"{path}.{k}") for k, v in value.items()}
-    return lambda value, path: to_json(schema, value, namespace, names, path)  # its errors for this node
+
+        def mapping(value: Any, path: str) -> Any:
+            if value is None:
+                return None
+            if not isinstance(value, dict):
+                raise _Bad(path, f"expected a map, got {type(value).__name__}")
+            return {k: values(v, f"{path}.{k}") for k, v in value.items()}
+        return mapping
+    if kind == "null":
+        return _refusing("expected null")
+    return _refusing(f"unsupported Avro type {schema!r}")
 
 
 def _union(branches: list, namespace: str, names: _Names, named: dict) -> Converter:
+    """The first branch that takes the value (``null`` branches aside: None is null); the last one's error."""
     tries = [(_compile(b, namespace, names, named), b is branches[-1]) for b in branches]
 
     def union(value: Any, path: str) -> Any:
@@ -312,7 +311,7 @@ def _union(branches: list, namespace: str, names: _Names, named: dict) -> Conver
 
 
 def from_json(schema: Any, value: Any, namespace: str = "", names: Optional[_Names] = None, path: str = "") -> Any:
-    """The Avro datum for a JsonConverter-style value (inverse of ``to_json``); _Bad when it does not fit."""
+    """The Avro datum for a JsonConverter-style value (inverse of ``to_json_converter``); _Bad when it does not fit."""
     names = names or _Names()
     schema, namespace = names.resolve(schema, namespace)
     if isinstance(schema, list):

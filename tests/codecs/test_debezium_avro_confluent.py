@@ -161,10 +161,11 @@ def _outcome(convert, datum):
         return ("error", type(exc).__name__, str(exc), getattr(exc, "field", None))
 
 
-def test_the_compiled_converter_gives_what_the_schema_walk_gives_also_for_data_that_does_not_fit():
-    """Records are converted by a converter compiled once per writer schema (speed); its JSON and its errors
-    (text and field path: the dead letter's) must be the walk's, ``to_json``, for fitting and unfitting data."""
-    from cdc_codecs.debezium.debezium_avro_confluent import _Names, to_json, to_json_converter
+def test_a_datum_converts_to_connect_json_and_what_does_not_fit_is_refused_with_its_field_path():
+    """A record becomes the JSON JsonConverter writes (numbers exact text, bytes base64, named and recursive types
+    by their namespace); a value that does not fit its schema is refused with the field path the dead letter
+    names."""
+    from cdc_codecs.debezium.debezium_avro_confluent import _Names, to_json_converter
 
     node = {"type": "record", "name": "Node", "namespace": "x.y", "fields": [
         {"name": "id", "type": "long"},
@@ -176,17 +177,41 @@ def test_the_compiled_converter_gives_what_the_schema_walk_gives_also_for_data_t
         {"name": "attrs", "type": {"type": "map", "values": "Kind"}},
         {"name": "next", "type": ["null", "Node"]},  # recursive, by name in its namespace
         {"name": "flag", "type": "boolean"}]}
+    inner = {"id": -1, "f": None, "d": 1e300, "b": None, "e": "B", "tags": [], "attrs": {}, "next": None,
+             "flag": False}
     fine = {"id": 2**63 - 1, "f": 1.5, "d": 0.1, "b": b"\x00\xff", "e": "A", "tags": [1, "x"], "attrs": {"k": "B"},
-            "next": {"id": -1, "f": None, "d": 1e300, "b": None, "e": "B", "tags": [], "attrs": {}, "next": None,
-                     "flag": False}, "flag": True}
-    data = [fine, None, {**fine, "id": "7"}, {**fine, "id": True}, {**fine, "tags": [1, 2.5]},
-            {**fine, "next": {**fine, "attrs": {"k": 3}, "next": {**fine, "id": 1.0}}}, {**fine, "d": "nan?"},
-            {**fine, "attrs": None}, {**fine, "f": [1]}, {**fine, "next": "not a record"}, {k: fine[k] for k in ("id",)}]
+            "next": inner, "flag": True}
+    inner_json = {"id": "-1", "f": None, "d": "1e+300", "b": None, "e": "B", "tags": [], "attrs": {}, "next": None,
+                  "flag": False}
+    fine_json = {"id": "9223372036854775807", "f": "1.5", "d": "0.1", "b": "AP8=", "e": "A", "tags": ["1", "x"],
+                 "attrs": {"k": "B"}, "next": inner_json, "flag": True}
     convert = to_json_converter(node, _Names(node))
-    for datum in data:
-        assert _outcome(lambda d: convert(d, ""), datum) == _outcome(lambda d: to_json(node, d, "", _Names(node)), datum)
-    assert convert(fine, "")["next"]["id"] == "-1" and _outcome(lambda d: convert(d, ""), data[2])[3] == ".id"
-    unknown = {"type": "record", "name": "R", "fields": [{"name": "u", "type": ["null", "Missing"]}]}
-    for datum in ({"u": None}, {"u": 1}):
-        assert _outcome(lambda d: to_json_converter(unknown, _Names(unknown))(d, ""), datum) == \
-            _outcome(lambda d: to_json(unknown, d, "", _Names(unknown)), datum)
+    expected = [
+        (fine, ("ok", fine_json)),
+        (None, ("ok", None)),
+        ({**fine, "tags": [1, 2.5]}, ("ok", {**fine_json, "tags": ["1", "2.5"]})),  # int fails, string takes it
+        ({**fine, "attrs": None}, ("ok", {**fine_json, "attrs": None})),
+        ({"id": 5}, ("ok", {k: "5" if k == "id" else None for k in fine_json})),  # missing fields are null
+        ({**fine, "id": "7"}, ("error", "_Bad", "expected an integer, got '7'", ".id")),
+        ({**fine, "id": True}, ("error", "_Bad", "expected an integer, got True", ".id")),
+        ({**fine, "next": {**fine, "next": {**fine, "id": 1.0}}},
+         ("error", "_Bad", "expected an integer, got 1.0", ".next.next.id")),
+        ({**fine, "d": "nan?"}, ("error", "_Bad", "expected a number, got 'nan?'", ".d")),
+        ({**fine, "d": [1]}, ("error", "_Bad", "expected a number, got [1]", ".d")),
+        ({**fine, "next": {**fine, "e": None, "b": 7}}, ("error", "_Bad", "expected bytes, got 7", ".next.b")),
+        ({**fine, "next": "not a record"}, ("error", "_Bad", "expected a record, got str", ".next")),
+        ({**fine, "tags": "1"}, ("error", "_Bad", "expected an array, got str", ".tags")),
+        ({**fine, "attrs": ["k"]}, ("error", "_Bad", "expected a map, got list", ".attrs")),
+    ]
+    for datum, outcome in expected:
+        assert _outcome(lambda d: convert(d, ""), datum) == outcome, datum
+
+    odd = {"type": "record", "name": "R", "fields": [
+        {"name": "u", "type": ["null", "Missing"]}, {"name": "n", "type": "null"},
+        {"name": "w", "type": {"type": "weird"}}]}
+    convert = to_json_converter(odd, _Names(odd))
+    assert _outcome(lambda d: convert(d, ""), {}) == ("ok", {"u": None, "n": None, "w": None})
+    for datum, outcome in [({"u": 1}, ("error", "_Bad", "unknown Avro type name 'Missing'", ".u")),
+                           ({"n": 3}, ("error", "_Bad", "expected null", ".n")),
+                           ({"w": 3}, ("error", "_Bad", "unsupported Avro type {'type': 'weird'}", ".w"))]:
+        assert _outcome(lambda d: convert(d, ""), datum) == outcome, datum
