@@ -35,19 +35,28 @@ def read_part(ctx: Ctx) -> None:
     _noop(read_files(ctx.spark, [str(ctx.archive)]))
 
 
-def _decoded(ctx: Ctx):
-    from cdc_jobs.io.files import read_files
-    from cdc_jobs.transforms.decode import assemble
+def _replay_args(ctx: Ctx):
+    """The arguments ``cdc-replay replay`` gets for this archive (``ours_replay``'s), parsed by the command's own
+    parser, so the parts below read and decode through replay's own functions with replay's settings."""
+    from cdc_jobs.cli import build_parser
 
-    return assemble(read_files(ctx.spark, [str(ctx.archive)], fmt=ctx.fmt), ctx.fmt)
+    return build_parser().parse_args(["replay", "--source", str(ctx.archive), "--format", ctx.fmt,
+                                      "--out", str(ctx.out)])
+
+
+def _decoded(ctx: Ctx):
+    """The DECODED rows replay stores: its ``read_source`` (no window, no checkpoint)."""
+    from cdc_jobs.commands.replay import read_source
+
+    return read_source(ctx.spark, _replay_args(ctx), None, None, None)[0]
 
 
 def _schemas(ctx: Ctx):
     """Where the codec finds the archive's Avro schemas by id, as replay sets it (else every record of a
     registry format would be a quick dead letter)."""
-    from cdc_jobs.io import codec_env
+    from cdc_jobs.commands.replay import codec_settings
 
-    return codec_env.job_settings(ctx.spark, None, codec_env.schema_folders([str(ctx.archive)]), None)
+    return codec_settings(ctx.spark, _replay_args(ctx), None)
 
 
 def decode_part(ctx: Ctx) -> None:
@@ -61,14 +70,20 @@ def stored_part(ctx: Ctx) -> None:
     with _schemas(ctx):
         stored = _decoded(ctx).persist(CACHE)
         try:
-            rows = stored.count()
-            # Cheap on the stored rows; a bench whose records fail to decode would time dead letters. (A few are
-            # expected: an archive cut at N messages can end inside a multi-message event.)
-            dead = stored.where("dl_reason IS NOT NULL").count()
-            if dead * 100 > rows:
-                raise RuntimeError(f"{ctx.fmt}: {dead} of {rows} decoded rows are dead letters")
+            refuse_dead_letters(ctx.fmt, stored)
         finally:
             stored.unpersist()
+
+
+def refuse_dead_letters(fmt: str, decoded) -> int:
+    """The DECODED rows' count; RuntimeError when more than 1% are dead letters: a bench whose records fail to
+    decode would time dead letters. (A few are expected: an archive cut at N messages can end inside a
+    multi-message event.)"""
+    rows = decoded.count()
+    dead = decoded.where("dl_reason IS NOT NULL").count()
+    if dead * 100 > rows:
+        raise RuntimeError(f"{fmt}: {dead} of {rows} decoded rows are dead letters")
+    return rows
 
 
 PARTS: dict[str, Callable[[Ctx], None]] = {"read": read_part, "decode": decode_part, "stored": stored_part,

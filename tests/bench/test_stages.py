@@ -3,6 +3,7 @@ replay decodes (a registry format's schemas found as replay finds them), or the 
 
 from __future__ import annotations
 
+import json
 import sys
 from pathlib import Path
 
@@ -10,17 +11,30 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # the repository root: the bench package
 
-from bench.run import Ctx, build_archive  # noqa: E402
-from bench.stages import PARTS, stages, stored_part, table  # noqa: E402
+from bench.run import Ctx, build_archive, ours_replay  # noqa: E402
+from bench.stages import _decoded, _schemas, refuse_dead_letters, stages, stored_part, table  # noqa: E402
+from cdc_jobs.transforms.accounting import summarise  # noqa: E402
+from pyspark.sql import functions as F  # noqa: E402
 
 
 @pytest.mark.spark
 @pytest.mark.parametrize("fmt", ["debezium-avro-confluent", "dataworks-json"])  # schemas by id; fragments
-def test_every_part_runs_on_the_archive_and_the_table_shows_it(fmt, spark, tmp_path):
+def test_the_decode_part_decodes_what_the_replay_decoded(fmt, spark, tmp_path):
+    """The parts time replay's own read and decode: the rows they decode add up to the replay's counts.json
+    (records, events per table and op, dead letters, fragments), and the table's ratio is peer over replay."""
     archive = build_archive(fmt, 200, tmp_path / "archive", files=1, rows=20, changes=150)
-    result = stages(Ctx(fmt, archive, None, tmp_path / "out", 200, spark), repeat=1)
-    assert set(PARTS) <= set(result) and all(result[p]["seconds"] > 0 for p in PARTS)
-    assert table([result]).splitlines()[-1].startswith(f"| {fmt} | 200 | ")
+    ctx = Ctx(fmt, archive, None, tmp_path / "out", 200, spark)
+    result = stages(ctx, repeat=1)
+    ours_replay(ctx)  # the peer, run last, wrote over the replay's outputs
+    replayed = json.loads((ctx.out / "counts.json").read_text())
+    with _schemas(ctx):
+        decoded = _decoded(ctx)
+        assert refuse_dead_letters(fmt, decoded) >= 200  # one row per message at least
+        summary = summarise(decoded, F.lit(True), F.lit(True))
+    assert json.loads(json.dumps(summary)) == {k: replayed[k] for k in summary}
+    row = table([result]).splitlines()[-1].split(" | ")
+    peer, ours = result["peer"]["cpu_seconds"], result["replay"]["cpu_seconds"]
+    assert row[0] == f"| {fmt}" and row[7].startswith(f"{round(peer / max(0.1, ours), 2)} (")
 
 
 @pytest.mark.spark
