@@ -10,6 +10,7 @@ from typing import Iterator
 from pyspark.sql import SparkSession
 
 from cdc_jobs import jvm
+from cdc_jobs.jvm import class_archive
 
 DEFAULT_MASTER = "local[2]"
 
@@ -30,8 +31,8 @@ def session(app_name: str = "cdc-replay") -> SparkSession:
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", os.environ.get("CDC_REPLAY_SHUFFLE_PARTITIONS", "8"))
-            .config("spark.driver.extraJavaOptions", "-Duser.timezone=UTC")
-            .config("spark.executor.extraJavaOptions", "-Duser.timezone=UTC")
+            .config("spark.driver.extraJavaOptions", class_archive.driver_java_options())
+            .config("spark.executor.extraJavaOptions", class_archive.BASE_OPTIONS)
             # Spark keeps 100 generated classes by default; one merge compiles about 100, so a session that runs
             # several jobs (tests, the bench, a notebook) recompiled 54 of them on every merge (0.6 s, and the JIT
             # starts over on the new classes).

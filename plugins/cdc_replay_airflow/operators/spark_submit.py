@@ -12,6 +12,7 @@ from typing import Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 from cdc_jobs import jvm
+from cdc_jobs.jvm import class_archive
 
 from ..hooks.spark_submit import CdcSparkSubmitHook
 
@@ -22,8 +23,9 @@ def spark_conf() -> dict[str, str]:
     Lake's SQL extension and catalog where its jar is installed (``spark_jars``)."""
     return {
         "spark.sql.session.timeZone": "UTC",
-        "spark.driver.extraJavaOptions": "-Duser.timezone=UTC",
-        "spark.executor.extraJavaOptions": "-Duser.timezone=UTC",
+        # the driver maps the classes it loads from the archive built at install time (cdc_jobs.jvm.class_archive)
+        "spark.driver.extraJavaOptions": class_archive.driver_java_options(),
+        "spark.executor.extraJavaOptions": class_archive.BASE_OPTIONS,
         "spark.sql.shuffle.partitions": os.environ.get("CDC_REPLAY_SHUFFLE_PARTITIONS", "8"),
         **(jvm.DELTA_CONF if jvm.runtime_jars() else {}),
     }

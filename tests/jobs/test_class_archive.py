@@ -1,0 +1,65 @@
+"""The driver class archive built at install time (``cdc_jobs.jvm.class_archive``): a job's driver JVM maps the
+classes of Spark, Delta Lake and the connectors from it instead of loading them from their jars, and a driver
+whose archive is missing (a cluster-mode driver on another machine) runs as before."""
+
+from __future__ import annotations
+
+import re
+import subprocess
+from pathlib import Path
+
+import pyspark
+import pytest
+
+from cdc_jobs import jvm
+from cdc_jobs.jvm import class_archive
+
+pytestmark = pytest.mark.spark
+
+JOB = """
+import sys
+from cdc_jobs.spark import session
+spark = session("class archive test")
+spark.range(5).write.format("delta").save(sys.argv[1])
+print("rows:", spark.read.format("delta").load(sys.argv[1]).count())
+"""
+
+
+def _submit(tmp_path: Path, driver_options: str) -> tuple[str, str]:
+    """spark-submit of a small Delta job (as the Airflow operator submits one); its output and class-load log."""
+    script, log = tmp_path / "job.py", tmp_path / "classes.log"
+    script.write_text(JOB)
+    options = f"{driver_options} -Xlog:class+load=info:file={log}"
+    done = subprocess.run([str(Path(pyspark.__file__).parent / "bin" / "spark-submit"), "--master", "local[1]",
+                           "--jars", ",".join(map(str, jvm.runtime_jars())),
+                           "--conf", f"spark.driver.extraJavaOptions={options}", str(script), str(tmp_path / "t")],
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    return done.stdout, log.read_text()
+
+
+def _source(log: str, cls: str) -> str:
+    found = re.search(rf"\] {re.escape(cls)} source: (.*)$", log, re.M)
+    assert found, f"{cls} was not loaded"
+    return found.group(1)
+
+
+def test_a_submitted_job_maps_its_driver_classes_from_the_archive(tmp_path):
+    archive = class_archive.archive_path()
+    assert archive.is_file(), "no class archive for this JVM build: run `python -m cdc_jobs.jvm` (make install)"
+    options = class_archive.driver_java_options()
+    assert f"-XX:SharedArchiveFile={archive}" in options and "-Duser.timezone=UTC" in options
+    out, log = _submit(tmp_path, options)
+    assert "rows: 5" in out
+    for cls in ("org.apache.spark.SparkContext", "io.delta.sql.DeltaSparkSessionExtension",
+                "org.apache.spark.sql.delta.DeltaLog"):
+        assert _source(log, cls) == "shared objects file (top)", cls
+
+
+def test_without_its_archive_a_driver_loads_from_the_jars(tmp_path, monkeypatch):
+    monkeypatch.setattr(class_archive, "archive_path", lambda: tmp_path / "none" / class_archive.ARCHIVE)
+    assert class_archive.driver_java_options() == "-Duser.timezone=UTC"
+    # an archive named but absent (the driver of a cluster-mode job on a machine without it): the job runs
+    missing = f"-Duser.timezone=UTC -XX:SharedArchiveFile={tmp_path / 'absent.jsa'} -Xlog:cds=off"
+    out, log = _submit(tmp_path, missing)
+    assert "rows: 5" in out and _source(log, "org.apache.spark.SparkContext").endswith(".jar")
