@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     if runtime:  # an optimisation: without it the jobs start a few seconds slower, nothing else
         why_not = class_archive.build(runtime)
         if why_not:
-            print(f"cdc-replay: no driver class archive ({class_archive.ARCHIVE}): {why_not}", file=sys.stderr)
+            print(f"cdc-replay: no driver class archive ({class_archive.archive_path().name}): {why_not}", file=sys.stderr)
     mb = lambda jars: sum(j.stat().st_size for j in jars) / 1e6  # noqa: E731
     archive = class_archive.archive_path() if runtime else None
     shared = f", class archive {archive.stat().st_size / 1e6:.0f} MB" if archive and archive.is_file() else ""

@@ -13,6 +13,7 @@ cluster-mode driver on another machine); the JVM's notes about that are silenced
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -21,16 +22,36 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-ARCHIVE = "driver-classes.jsa"
+ARCHIVE = "driver-classes"  # + "-<JVM key>.jsa": one archive per JDK build (``jvm_key``)
 TRAINING = Path(__file__).resolve().parent / "archive_training.py"
 _QUIET = ["-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
 BASE_OPTIONS = "-Duser.timezone=UTC"  # the same timestamp text gave different epochs under other zones
 
 
+def java_binary() -> Optional[Path]:
+    """The ``java`` spark-class runs: ``$JAVA_HOME/bin/java``, else the one on PATH."""
+    home = os.environ.get("JAVA_HOME")
+    found = Path(home) / "bin" / "java" if home else (Path(shutil.which("java")) if shutil.which("java") else None)
+    return found.resolve() if found is not None and found.exists() else None
+
+
+def jvm_key() -> str:
+    """Which JDK build an archive is for: a JVM ignores (silently, with our options) an archive another build
+    made, so a JDK upgraded in place gets a new name, which ``python -m cdc_jobs.jvm`` then builds. From the JVM
+    library's path, size and time (no process started: every session asks)."""
+    java = java_binary()
+    if java is None:
+        return "nojava"
+    lib = java.parent.parent / "lib" / "server" / "libjvm.so"
+    what = lib if lib.is_file() else java
+    st = what.stat()
+    return hashlib.sha256(f"{what}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:12]
+
+
 def archive_path() -> Path:
     from cdc_jobs import jvm
 
-    return jvm.build_dir() / ARCHIVE
+    return jvm.build_dir() / f"{ARCHIVE}-{jvm_key()}.jsa"
 
 
 def _option(flag: str, path: Path) -> str:
@@ -53,12 +74,12 @@ def build(jars: list[Path], timeout_s: float = 600) -> Optional[str]:
     final = archive_path()
     if final.is_file():
         return None
-    java = shutil.which("java")
+    java = java_binary()
     submit = Path(pyspark.__file__).resolve().parent / "bin" / "spark-submit"
     if java is None or not submit.is_file():
-        return f"no java on PATH or no {submit}"
+        return f"no java (JAVA_HOME or PATH) or no {submit}"
     with tempfile.TemporaryDirectory(prefix=".class-archive-", dir=final.parent) as tmp:
-        dump = Path(tmp) / ARCHIVE
+        dump = Path(tmp) / final.name
         options = " ".join([BASE_OPTIONS, _option("-XX:ArchiveClassesAtExit", dump), *_QUIET])
         from cdc_jobs import jvm
 
@@ -72,7 +93,7 @@ def build(jars: list[Path], timeout_s: float = 600) -> Optional[str]:
             return f"the training run took over {timeout_s:.0f} s"
         if done.returncode != 0 or not dump.is_file():
             return f"the training run failed (exit {done.returncode}): {(done.stdout + done.stderr)[-2000:]}"
-        check = subprocess.run([java, _option("-XX:SharedArchiveFile", dump), *_QUIET, "-version"],
+        check = subprocess.run([str(java), _option("-XX:SharedArchiveFile", dump), *_QUIET, "-version"],
                                capture_output=True, text=True, timeout=60)
         if check.returncode != 0:
             return f"a JVM on the new archive failed (exit {check.returncode}): {check.stderr[-2000:]}"

@@ -57,9 +57,26 @@ def test_a_submitted_job_maps_its_driver_classes_from_the_archive(tmp_path):
 
 
 def test_without_its_archive_a_driver_loads_from_the_jars(tmp_path, monkeypatch):
-    monkeypatch.setattr(class_archive, "archive_path", lambda: tmp_path / "none" / class_archive.ARCHIVE)
+    monkeypatch.setattr(class_archive, "archive_path", lambda: tmp_path / "none" / "driver-classes-x.jsa")
     assert class_archive.driver_java_options() == "-Duser.timezone=UTC"
     # an archive named but absent (the driver of a cluster-mode job on a machine without it): the job runs
     missing = f"-Duser.timezone=UTC -XX:SharedArchiveFile={tmp_path / 'absent.jsa'} -Xlog:cds=off"
     out, log = _submit(tmp_path, missing)
     assert "rows: 5" in out and _source(log, "org.apache.spark.SparkContext").endswith(".jar")
+
+
+def test_another_jdk_build_gets_its_own_archive(tmp_path, monkeypatch):
+    """A JDK upgraded in place would ignore the old archive without a word: its name follows the JVM build, so
+    ``python -m cdc_jobs.jvm`` builds one for the new JDK."""
+    fake = tmp_path / "jdk"
+    (fake / "bin").mkdir(parents=True)
+    (fake / "lib" / "server").mkdir(parents=True)
+    (fake / "bin" / "java").write_text("")
+    (fake / "lib" / "server" / "libjvm.so").write_bytes(b"one build")
+    installed = class_archive.archive_path()
+    monkeypatch.setenv("JAVA_HOME", str(fake))
+    first = class_archive.archive_path()
+    (fake / "lib" / "server" / "libjvm.so").write_bytes(b"another build")
+    second = class_archive.archive_path()
+    assert len({installed, first, second}) == 3
+    assert first.parent == second.parent == installed.parent and first.name.startswith("driver-classes-")
