@@ -29,13 +29,15 @@ def main(argv: list[str] | None = None) -> int:
             print(f"cdc-replay: {exc}", file=sys.stderr)
             return 1
     runtime, test = jvm.runtime_jars(), jvm.test_jars()
+    shared = ""
     if runtime:  # an optimisation: without it the jobs start a few seconds slower, nothing else
+        archive = class_archive.archive_path()
         why_not = class_archive.build(runtime)
         if why_not:
-            print(f"cdc-replay: no driver class archive ({class_archive.archive_path().name}): {why_not}", file=sys.stderr)
+            print(f"cdc-replay: no driver class archive ({archive.name}): {why_not}", file=sys.stderr)
+        else:
+            shared = f", class archive {archive.stat().st_size / 1e6:.0f} MB"
     mb = lambda jars: sum(j.stat().st_size for j in jars) / 1e6  # noqa: E731
-    archive = class_archive.archive_path() if runtime else None
-    shared = f", class archive {archive.stat().st_size / 1e6:.0f} MB" if archive and archive.is_file() else ""
     print(f"{jvm.build_dir()}: {len(runtime)} runtime jars ({mb(runtime):.1f} MB), {len(test)} test jars "
           f"({mb(test):.1f} MB){shared} in {time.monotonic() - started:.1f} s")
     return 0

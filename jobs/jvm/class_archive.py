@@ -31,8 +31,8 @@ BASE_OPTIONS = "-Duser.timezone=UTC"  # the same timestamp text gave different e
 def java_binary() -> Optional[Path]:
     """The ``java`` spark-class runs: ``$JAVA_HOME/bin/java``, else the one on PATH."""
     home = os.environ.get("JAVA_HOME")
-    found = Path(home) / "bin" / "java" if home else (Path(shutil.which("java")) if shutil.which("java") else None)
-    return found.resolve() if found is not None and found.exists() else None
+    found = str(Path(home) / "bin" / "java") if home else shutil.which("java")
+    return Path(found).resolve() if found and Path(found).exists() else None
 
 
 def jvm_key() -> str:
