@@ -6,8 +6,9 @@ again in every job. Measured here (2 cores, JDK 17): a spark-submit'd replay of 
 Built at install time (``python -m cdc_jobs.jvm``) into the jars' folder by one training run: spark-submit of
 ``archive_training.py`` (sample -> replay -> merge -> verify on a small archive) with ``-XX:ArchiveClassesAtExit``.
 It is written beside its final name and renamed only after that JVM exited normally and a JVM started on it (a
-truncated archive crashes the JVM that maps it). Jobs never build it. A driver JVM that cannot use it (another JDK
-build, another classpath) starts as it would without it, and so does one where the file does not exist (a
+truncated archive crashes the JVM that maps it). Jobs never build it. Its name follows the JDK build and the driver's
+class path (``archive_key``), as the JVM would otherwise ignore it without a word (CI met that: a checkout at
+another path, a JVM folder shared). A driver JVM that cannot use it starts as it would without it, and so does one where the file does not exist (a
 cluster-mode driver on another machine); the JVM's notes about that are silenced.
 """
 
@@ -22,7 +23,7 @@ import tempfile
 from pathlib import Path
 from typing import Optional
 
-ARCHIVE = "driver-classes"  # + "-<JVM key>.jsa": one archive per JDK build (``jvm_key``)
+ARCHIVE = "driver-classes"  # + "-<key>.jsa": one archive per JDK build and class path (``archive_key``)
 TRAINING = Path(__file__).resolve().parent / "archive_training.py"
 _QUIET = ["-Xlog:cds=off", "-Xlog:cds+dynamic=off"]
 BASE_OPTIONS = "-Duser.timezone=UTC"  # the same timestamp text gave different epochs under other zones
@@ -35,23 +36,34 @@ def java_binary() -> Optional[Path]:
     return Path(found).resolve() if found and Path(found).exists() else None
 
 
-def jvm_key() -> str:
-    """Which JDK build an archive is for: a JVM ignores (silently, with our options) an archive another build
-    made, so a JDK upgraded in place gets a new name, which ``python -m cdc_jobs.jvm`` then builds. From the JVM
-    library's path, size and time (no process started: every session asks)."""
+def archive_key() -> str:
+    """Which JDK build and which driver class path an archive is for. A JVM ignores (silently, with our options) an
+    archive made by another JDK build or on another class path: the JVM compares each class-path jar's path, size
+    and time with the ones it was trained on. spark-submit's driver class path is PySpark's ``jars/``, so a JDK
+    upgraded in place, a virtualenv made again (new jar times) or one at another path (a CI checkout beside a
+    shared JVM folder) each get a new name, which ``python -m cdc_jobs.jvm`` then builds. Read from the files'
+    metadata alone (no process started: every session asks)."""
+    from cdc_jobs import jvm
+
+    digest = hashlib.sha256()
     java = java_binary()
-    if java is None:
-        return "nojava"
-    lib = java.parent.parent / "lib" / "server" / "libjvm.so"
-    what = lib if lib.is_file() else java
-    st = what.stat()
-    return hashlib.sha256(f"{what}\0{st.st_size}\0{st.st_mtime_ns}".encode()).hexdigest()[:12]
+    if java is not None:
+        lib = java.parent.parent / "lib" / "server" / "libjvm.so"
+        _add_file(digest, lib if lib.is_file() else java)
+    for jar in sorted(jvm.pyspark_jars_dir().glob("*.jar")):
+        _add_file(digest, jar)
+    return digest.hexdigest()[:12]
+
+
+def _add_file(digest: "hashlib._Hash", path: Path) -> None:
+    st = path.stat()
+    digest.update(f"{path}\0{st.st_size}\0{st.st_mtime_ns}\0".encode())
 
 
 def archive_path() -> Path:
     from cdc_jobs import jvm
 
-    return jvm.build_dir() / f"{ARCHIVE}-{jvm_key()}.jsa"
+    return jvm.build_dir() / f"{ARCHIVE}-{archive_key()}.jsa"
 
 
 def _option(flag: str, path: Path) -> str:

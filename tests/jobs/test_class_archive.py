@@ -4,6 +4,7 @@ whose archive is missing (a cluster-mode driver on another machine) runs as befo
 
 from __future__ import annotations
 
+import os
 import re
 import subprocess
 from pathlib import Path
@@ -80,3 +81,22 @@ def test_another_jdk_build_gets_its_own_archive(tmp_path, monkeypatch):
     second = class_archive.archive_path()
     assert len({installed, first, second}) == 3
     assert first.parent == second.parent == installed.parent and first.name.startswith("driver-classes-")
+
+
+def test_another_driver_class_path_gets_its_own_archive(tmp_path, monkeypatch):
+    """The JVM ignores an archive trained on other class-path jars (path, size, time), without a word: a virtualenv
+    made again, or a checkout at another path sharing the JVM folder, must not find the old archive under its
+    name (CI did: its drivers ran from the jars)."""
+    jars = tmp_path / "pyspark" / "jars"
+    jars.mkdir(parents=True)
+    (jars / "spark-core_2.13-4.2.0.jar").write_bytes(b"classes")
+    monkeypatch.setattr(jvm, "pyspark_jars_dir", lambda: jars)
+    first = class_archive.archive_path()
+    assert class_archive.archive_path() == first  # the same files, the same name
+    os.utime(jars / "spark-core_2.13-4.2.0.jar", ns=(1, 1))  # reinstalled: another time
+    second = class_archive.archive_path()
+    moved = tmp_path / "elsewhere"
+    (tmp_path / "pyspark").rename(moved)
+    monkeypatch.setattr(jvm, "pyspark_jars_dir", lambda: moved / "jars")
+    third = class_archive.archive_path()
+    assert len({first, second, third}) == 3
