@@ -15,6 +15,7 @@ cluster-mode driver on another machine); the JVM's notes about that are silenced
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import subprocess
@@ -36,21 +37,22 @@ def java_binary() -> Optional[Path]:
     return Path(found).resolve() if found and Path(found).exists() else None
 
 
-def archive_key() -> str:
-    """Which JDK build and which driver class path an archive is for. A JVM ignores (silently, with our options) an
-    archive made by another JDK build or on another class path: the JVM compares each class-path jar's path, size
-    and time with the ones it was trained on. spark-submit's driver class path is PySpark's ``jars/``, so a JDK
-    upgraded in place, a virtualenv made again (new jar times) or one at another path (a CI checkout beside a
-    shared JVM folder) each get a new name, which ``python -m cdc_jobs.jvm`` then builds. Read from the files'
-    metadata alone (no process started: every session asks)."""
+def archive_key(java: Optional[Path] = None, jars: Optional[Path] = None) -> str:
+    """Which JDK build and which driver class path an archive is for (by default: this process's ``java`` and
+    PySpark's jars). A JVM ignores (silently, with our options) an archive made by another JDK build or on another
+    class path: the JVM compares each class-path jar's path, size and time with the ones it was trained on.
+    spark-submit's driver class path is PySpark's ``jars/``, so a JDK upgraded in place, a virtualenv made again
+    (new jar times) or one at another path (a CI checkout beside a shared JVM folder) each get a new name, which
+    ``python -m cdc_jobs.jvm`` then builds. Read from the files' metadata alone (no process started: every
+    session asks)."""
     from cdc_jobs import jvm
 
     digest = hashlib.sha256()
-    java = java_binary()
-    if java is not None:
+    java = java_binary() if java is None else java
+    if java is not None and java.exists():
         lib = java.parent.parent / "lib" / "server" / "libjvm.so"
         _add_file(digest, lib if lib.is_file() else java)
-    for jar in sorted(jvm.pyspark_jars_dir().glob("*.jar")):
+    for jar in sorted((jvm.pyspark_jars_dir() if jars is None else jars).glob("*.jar")):
         _add_file(digest, jar)
     return digest.hexdigest()[:12]
 
@@ -64,6 +66,32 @@ def archive_path() -> Path:
     from cdc_jobs import jvm
 
     return jvm.build_dir() / f"{ARCHIVE}-{archive_key()}.jsa"
+
+
+def _origin(archive: Path) -> Path:
+    """Beside each archive: the ``java`` and PySpark jars folder it was trained with (JSON)."""
+    return archive.with_suffix(".origin.json")
+
+
+def prune(folder: Path) -> list[Path]:
+    """Delete the archives in ``folder`` that no JVM can use any more, and return them: those whose ``java`` and
+    jars (read from their origin record) now give another key (a virtualenv made again at the same path, a JDK
+    upgraded, a checkout removed), and those without a record (named by JDK build only, before the class path was
+    part of the name). Each is ~200 MB; without this, every new virtualenv beside a shared JVM folder left one.
+    The archive of another live checkout sharing the folder still gives its own key, so it stays."""
+    gone = []
+    for archive in sorted(folder.glob(f"{ARCHIVE}-*.jsa")):
+        key = archive.stem[len(ARCHIVE) + 1:]
+        try:
+            origin = json.loads(_origin(archive).read_text())
+            live = archive_key(Path(origin["java"]), Path(origin["jars"])) == key
+        except (OSError, ValueError, KeyError, TypeError):
+            live = False
+        if not live:
+            archive.unlink(missing_ok=True)
+            _origin(archive).unlink(missing_ok=True)
+            gone.append(archive)
+    return gone
 
 
 def _option(flag: str, path: Path) -> str:
@@ -83,7 +111,10 @@ def build(jars: list[Path], timeout_s: float = 600) -> Optional[str]:
     """Make the archive unless it exists; None when done, else why not (the jobs then start without one)."""
     import pyspark
 
+    from cdc_jobs import jvm
+
     final = archive_path()
+    prune(final.parent)
     if final.is_file():
         return None
     java = java_binary()
@@ -93,8 +124,6 @@ def build(jars: list[Path], timeout_s: float = 600) -> Optional[str]:
     with tempfile.TemporaryDirectory(prefix=".class-archive-", dir=final.parent) as tmp:
         dump = Path(tmp) / final.name
         options = " ".join([BASE_OPTIONS, _option("-XX:ArchiveClassesAtExit", dump), *_QUIET])
-        from cdc_jobs import jvm
-
         cmd = [str(submit), "--master", "local[2]", "--conf", f"spark.driver.extraJavaOptions={options}",
                *[a for k, v in jvm.DELTA_CONF.items() for a in ("--conf", f"{k}={v}")],
                "--jars", ",".join(map(str, jars)), str(TRAINING), str(Path(tmp) / "work")]
@@ -109,5 +138,6 @@ def build(jars: list[Path], timeout_s: float = 600) -> Optional[str]:
                                capture_output=True, text=True, timeout=60)
         if check.returncode != 0:
             return f"a JVM on the new archive failed (exit {check.returncode}): {check.stderr[-2000:]}"
+        _origin(final).write_text(json.dumps({"java": str(java), "jars": str(jvm.pyspark_jars_dir())}))
         os.replace(dump, final)
     return None

@@ -4,8 +4,10 @@ whose archive is missing (a cluster-mode driver on another machine) runs as befo
 
 from __future__ import annotations
 
+import json
 import os
 import re
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -48,6 +50,7 @@ def _source(log: str, cls: str) -> str:
 def test_a_submitted_job_maps_its_driver_classes_from_the_archive(tmp_path):
     archive = class_archive.archive_path()
     assert archive.is_file(), "no class archive for this JVM build: run `python -m cdc_jobs.jvm` (make install)"
+    assert archive not in class_archive.prune(archive.parent) and archive.is_file()  # its origin gives its key
     options = class_archive.driver_java_options()
     assert f"-XX:SharedArchiveFile={archive}" in options and "-Duser.timezone=UTC" in options
     out, log = _submit(tmp_path, options)
@@ -100,3 +103,32 @@ def test_another_driver_class_path_gets_its_own_archive(tmp_path, monkeypatch):
     monkeypatch.setattr(jvm, "pyspark_jars_dir", lambda: moved / "jars")
     third = class_archive.archive_path()
     assert len({first, second, third}) == 3
+
+
+def test_archives_no_jvm_can_use_are_pruned(tmp_path, monkeypatch):
+    """Every new virtualenv beside a shared JVM folder trains a ~200 MB archive; the ones whose java and jars no
+    longer give their name are deleted, the one of another live checkout stays."""
+    jdk = tmp_path / "jdk"
+    (jdk / "bin").mkdir(parents=True)
+    (jdk / "bin" / "java").write_text("")
+    folder = tmp_path / "jvm-folder"
+    folder.mkdir()
+
+    def trained(name: str) -> Path:
+        jars = tmp_path / name / "jars"
+        jars.mkdir(parents=True)
+        (jars / "spark-core.jar").write_bytes(name.encode())
+        key = class_archive.archive_key(jdk / "bin" / "java", jars)
+        archive = folder / f"driver-classes-{key}.jsa"
+        archive.write_bytes(b"classes")
+        archive.with_suffix(".origin.json").write_text(
+            json.dumps({"java": str(jdk / "bin" / "java"), "jars": str(jars)}))
+        return archive
+
+    live, remade, removed = trained("live"), trained("remade"), trained("removed")
+    os.utime(tmp_path / "remade" / "jars" / "spark-core.jar", ns=(1, 1))  # the virtualenv made again
+    shutil.rmtree(tmp_path / "removed")  # the checkout deleted
+    unrecorded = folder / "driver-classes-d6b8c3ebf1c4.jsa"  # named by the JDK build only
+    unrecorded.write_bytes(b"classes")
+    assert sorted(class_archive.prune(folder)) == sorted([remade, removed, unrecorded])
+    assert sorted(p.name for p in folder.iterdir()) == sorted([live.name, live.with_suffix(".origin.json").name])
