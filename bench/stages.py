@@ -56,7 +56,7 @@ def _schemas(ctx: Ctx):
     registry format would be a quick dead letter)."""
     from cdc_jobs.commands.replay import codec_settings
 
-    return codec_settings(ctx.spark, _replay_args(ctx), None)
+    return codec_settings(_replay_args(ctx), None)
 
 
 def decode_part(ctx: Ctx) -> None:

@@ -149,7 +149,7 @@ def archive(spark, plan: KafkaPlan, client_config: dict, out: str) -> dict[str, 
         largest = max((r.size for r in plan.ranges), default=0)
         raw = read_plan(spark, plan, max(1, largest), client_config)  # one split per Kafka partition
         root = str(stage)
-        rows = raw.mapInArrow(lambda it: write_batches(it, root), STATS_SCHEMA).collect()
+        rows = raw.mapInArrow(codec_env.carried(lambda it: write_batches(it, root)), STATS_SCHEMA).collect()
         written = {(r.topic, r.partition): r.asDict() for r in rows}
         partitions = []
         for r in plan.ranges:
@@ -191,7 +191,7 @@ def run(args: argparse.Namespace) -> int:
     from cdc_jobs.spark import session
 
     spark = session("cdc-replay archive")
-    with codec_env.job_settings(spark, getattr(args, "schema_registry", None), [], None):
+    with codec_env.job_settings(getattr(args, "schema_registry", None), [], None):
         manifest = archive(spark, plan, config, args.out)
     print(f"archived {manifest['records']} records ({manifest['tombstones']} tombstones) from "
           f"{len(manifest['partitions'])} partition(s) of {', '.join(manifest['topics'])} -> {args.out}")

@@ -68,12 +68,12 @@ def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | N
 ENCODED_SCHEMAS = "encoded-schemas"
 
 
-def codec_settings(spark: SparkSession, args: argparse.Namespace, stage):
+def codec_settings(args: argparse.Namespace, stage):
     """Where codecs find Avro schemas by id (``--schema-registry``, ``--schemas``, else the ``_schemas`` folders
     archived beside the files), and where an encoder without a registry writes the ones it makes."""
     folders = [args.schemas] if getattr(args, "schemas", None) else codec_env.schema_folders(args.source)
     out = str(stage / ENCODED_SCHEMAS) if args.to_format and isinstance(stage, Path) else None
-    return codec_env.job_settings(spark, getattr(args, "schema_registry", None), folders, out)
+    return codec_env.job_settings(getattr(args, "schema_registry", None), folders, out)
 
 
 def encodes_in_source_order(target, fmt: str, sink: bool) -> bool:
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
     in_window, in_tables = window_filter(since_ms, until_ms), tables_filter(patterns)
     decoded = encoded = None
     try:
-        with staged_output(args.out, "replay") as stage, codec_settings(spark, args, stage):
+        with staged_output(args.out, "replay") as stage, codec_settings(args, stage):
             decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt)
             # Read by several jobs (dead letters, counts, re-encode), so decoded once and kept, on disk only: a
             # memory-first cache builds each task's block in the heap before it can spill, which with two large

@@ -2,7 +2,10 @@
 Schema Registry URL and its credentials, folders of archived schemas). The driver sets them from the job's options;
 Spark tasks decode and encode in other processes, so the settings travel with each task: the Python sources take
 them as an option whose name Spark's ``spark.redaction.regex`` redacts (``..._secret``: credentials never show in
-plans or logs), the Python UDF stages through the context's executor environment."""
+plans or logs), the Python task functions (``mapInArrow``) in their closure (``carried``). Not through the
+context's executor environment: Spark keeps one set of Python workers per distinct environment, and the settings
+differ per run (the encoders' schema folder is in the run's staging folder), so each re-encode in a long-lived
+session started a new daemon and its workers (six more processes each time, ~3 s a run) and kept them."""
 
 from __future__ import annotations
 
@@ -11,12 +14,15 @@ import json
 import os
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Iterator, Optional, Sequence
+from typing import Callable, Iterator, Optional, Sequence, TypeVar
 
 from cdc_codecs.shared.schema_registry import ENV_FOLDER, ENV_FOLDER_OUT, ENV_URL, ENVIRONMENT
 
 OPTION = "codec_env_secret"
 SCHEMAS_DIR = "_schemas"  # `cdc-replay archive` writes the topic's schemas here, beside the dump
+
+A = TypeVar("A")
+B = TypeVar("B")
 
 
 def current() -> dict[str, str]:
@@ -60,18 +66,14 @@ def schema_folders(sources: Sequence[str]) -> list[str]:
 
 
 @contextmanager
-def job_settings(spark, registry: Optional[str], folders: Sequence[str], out: Optional[str]) -> Iterator[None]:
-    """The settings for one job: set in the driver's environment and the context's executor environment (the
-    UDF stages), restored afterwards (a test process runs many jobs in one session)."""
+def job_settings(registry: Optional[str], folders: Sequence[str], out: Optional[str]) -> Iterator[None]:
+    """The settings for one job, in the driver's environment, restored afterwards (a test process runs many jobs
+    in one session). Tasks get them from ``option`` (Python sources) or ``carried`` (task functions)."""
     wanted = {ENV_URL: registry, ENV_FOLDER: os.pathsep.join(folders) or None, ENV_FOLDER_OUT: out}
     saved_env = {k: os.environ.get(k) for k in wanted}
-    sc_env = spark.sparkContext.environment
-    saved_sc = {k: sc_env.get(k) for k in ENVIRONMENT}
     for k, v in wanted.items():
         if v:
             os.environ[k] = v
-    for k, v in current().items():
-        sc_env[k] = v
     try:
         yield
     finally:
@@ -80,12 +82,18 @@ def job_settings(spark, registry: Optional[str], folders: Sequence[str], out: Op
                 os.environ.pop(k, None)
             else:
                 os.environ[k] = v
-        for k, v in saved_sc.items():
-            if v is None:
-                sc_env.pop(k, None)
-            else:
-                sc_env[k] = v
 
+
+def carried(task: Callable[[Iterator[A]], Iterator[B]]) -> Callable[[Iterator[A]], Iterator[B]]:
+    """``task`` (a ``mapInArrow`` function) run under the driver's settings of now: taken here, in the driver,
+    and applied in the task's process before it starts (``apply``)."""
+    settings = option().get(OPTION)
+
+    def run(batches: Iterator[A]) -> Iterator[B]:
+        apply(settings)
+        return task(batches)
+
+    return run
 
 
 @contextmanager

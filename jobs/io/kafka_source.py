@@ -196,15 +196,12 @@ def read_plan(spark: SparkSession, plan: KafkaPlan, max_records_per_split: int,
     raw = raw_frame(spark, plan, max_records_per_split, client_config)
     if not fmt:
         return raw
-    settings = codec_env.option().get(codec_env.OPTION)
-
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from cdc_jobs.transforms.decode import decode_batches
 
-        codec_env.apply(settings)
         yield from decode_batches(fmt, batches)
 
-    return raw.mapInArrow(decode, DECODED_SPARK)
+    return raw.mapInArrow(codec_env.carried(decode), DECODED_SPARK)
 
 
 def read_kafka(spark: SparkSession, url: str, since_ms: Optional[int], until_ms: Optional[int], lookback_ms: int,

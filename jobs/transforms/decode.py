@@ -30,6 +30,7 @@ from cdc_codecs.records import to_record
 from cdc_codecs.shared.plain_rows import DECODED_ROW, column_dicts
 from cdc_codecs.event_schema import DECODED_ARROW, EVENT_FIELDS, FRAGMENT, TOMBSTONE
 
+from cdc_jobs.io import codec_env
 from cdc_jobs.schemas import DECODED_SPARK
 from cdc_jobs.transforms.decode_guard import guarded_batch
 from cdc_jobs.transforms.gc_pause import paused_gc
@@ -315,7 +316,8 @@ def assemble(decoded: DataFrame, fmt: str) -> DataFrame:
           for f in DECODED_SPARK.fields]
     ).withColumn("op", F.lit(FRAGMENT))
     assembled = decoded.where(F.col("fragment_key").isNotNull()).repartition("fragment_key") \
-        .sortWithinPartitions("fragment_key").mapInArrow(lambda b: assemble_sorted(fmt, b), DECODED_SPARK)
+        .sortWithinPartitions("fragment_key") \
+        .mapInArrow(codec_env.carried(lambda b: assemble_sorted(fmt, b)), DECODED_SPARK)
     return whole.unionByName(assembled).unionByName(markers)
 
 

@@ -37,6 +37,7 @@ from cdc_codecs.base import PlainColumns, group_by_message
 from cdc_codecs.event_schema import ENCODED_ARROW, ENCODED_HEADLESS_ARROW, EVENT_FIELDS, ORDER_COLUMNS
 from cdc_codecs.records import declared_columns, events_from_batch, events_from_columns, to_record
 
+from cdc_jobs.io import codec_env
 from cdc_jobs.schemas import ENCODED_HEADLESS_SPARK, ENCODED_SPARK
 from cdc_jobs.transforms.gc_pause import paused_gc
 
@@ -364,7 +365,7 @@ def encode(events: DataFrame, fmt: str, partitions: int) -> DataFrame:
     else:
         frame = frame.repartition(partitions, F.col("table_name"))
     ordered = frame.sortWithinPartitions(*ORDER_COLUMNS)
-    return ordered.mapInArrow(lambda it: encode_batches(fmt, it), ENCODED_SPARK)
+    return ordered.mapInArrow(codec_env.carried(lambda it: encode_batches(fmt, it)), ENCODED_SPARK)
 
 
 def in_source_order(events: DataFrame, fmt: str) -> DataFrame:
@@ -376,7 +377,7 @@ def in_source_order(events: DataFrame, fmt: str) -> DataFrame:
             if keyed is not None:
                 yield keyed
 
-    keyed = events.select(*EVENT_FIELDS).mapInArrow(encoded, ENCODED_HEADLESS_SPARK)
+    keyed = events.select(*EVENT_FIELDS).mapInArrow(codec_env.carried(encoded), ENCODED_HEADLESS_SPARK)
     return keyed.select(*[source_headers().alias(n) if n == "headers" else F.col(n) for n in ENCODED_ARROW.names])
 
 

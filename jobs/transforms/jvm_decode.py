@@ -35,6 +35,7 @@ from cdc_codecs.base import jvm_container_twins, jvm_twin
 from cdc_codecs.event_schema import DECODED_ARROW
 from cdc_codecs.shared.plain_rows import DECODED_ROW, RECORD_AT, TWIN_FIELDS, data_row
 
+from cdc_jobs.io import codec_env
 from cdc_jobs.schemas import DECODED_SPARK
 
 # The adapters' result (LineBlockDecode, AvroBlockDecode): one Arrow IPC stream per block (columns: ``LINE_FIELDS``).
@@ -87,7 +88,8 @@ def decode_blocks(blocks: DataFrame, fmt: str) -> DataFrame:
 
     twin = jvm_twin(get_codec(fmt))
     lines = F.call_function(LINE_BLOCK_DECODE, F.lit(twin), F.col("first_line"), F.col("value"))
-    return blocks.select("pos_source", lines.alias("lines")).mapInArrow(_finish(fmt), DECODED_SPARK)
+    return blocks.select("pos_source", lines.alias("lines")) \
+        .mapInArrow(codec_env.carried(_finish(fmt)), DECODED_SPARK)
 
 
 def decode_avro_blocks(blocks: DataFrame, fmt: str) -> DataFrame:
@@ -96,7 +98,7 @@ def decode_avro_blocks(blocks: DataFrame, fmt: str) -> DataFrame:
 
     records = F.call_function(AVRO_BLOCK_DECODE, F.col("twin"), F.col("first_line"), F.col("value"))
     return blocks.select("pos_source", "first_line", "writer_schema", records.alias("lines")) \
-        .mapInArrow(lambda batches: avro_decoded(fmt, batches), DECODED_SPARK)
+        .mapInArrow(codec_env.carried(lambda batches: avro_decoded(fmt, batches)), DECODED_SPARK)
 
 
 def avro_decoded(fmt: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:

@@ -39,3 +39,31 @@ def test_replay_converts_a_to_b(a, b, tmp_path):
     assert cli.main(["replay", "--source", str(converted / "encoded"), "--format", b, "--out", str(back)]) == 0
     caps = [codec_a.capabilities, get_codec(b).capabilities]
     assert_same_as_scenario(replayed(back), caps)
+
+
+def _python_daemons(spark) -> set[int]:
+    """The Python daemons this session's JVM started (Spark keeps one, with its forked workers, per distinct
+    Python environment of the context)."""
+    import psutil
+
+    jvm = psutil.Process(spark.sparkContext._gateway.proc.pid)
+    return {p.pid for p in jvm.children() if "pyspark.daemon" in " ".join(p.cmdline())}
+
+
+def test_re_encodes_in_one_session_reuse_its_python_workers(tmp_path):
+    """Each run's settings (its encoders' schema folder is in its staging folder) go to the tasks with them, not
+    into the context's environment: that made Spark start a new daemon and workers for every re-encode of a
+    long-lived session (tests, notebooks, the bench) and keep them, ~3 s and six processes a run."""
+    from cdc_jobs.spark import session
+
+    archive = tmp_path / "archive" / "scenario.jsonl"
+    canal = get_codec("canal-json").capabilities
+    write_archive([e for e in scenario_events() if canal.carries(e.op)], "canal-json", archive)
+    runs = []
+    for n in range(3):
+        out = tmp_path / f"out{n}"
+        assert cli.main(["replay", "--source", str(archive.parent), "--format", "canal-json",
+                         "--to-format", "debezium-avro-confluent", "--out", str(out)]) == 0
+        assert list((out / "encoded" / "_schemas").glob("*.avsc")), "the encoders wrote no schemas"
+        runs.append(_python_daemons(session()))
+    assert runs[0] and runs[2] <= runs[1] <= runs[0], runs
