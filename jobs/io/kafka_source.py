@@ -196,6 +196,7 @@ def read_plan(spark: SparkSession, plan: KafkaPlan, max_records_per_split: int,
     raw = raw_frame(spark, plan, max_records_per_split, client_config)
     if not fmt:
         return raw
+
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from cdc_jobs.transforms.decode import decode_batches
 

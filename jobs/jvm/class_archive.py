@@ -6,10 +6,11 @@ again in every job. Measured here (2 cores, JDK 17): a spark-submit'd replay of 
 Built at install time (``python -m cdc_jobs.jvm``) into the jars' folder by one training run: spark-submit of
 ``archive_training.py`` (sample -> replay -> merge -> verify on a small archive) with ``-XX:ArchiveClassesAtExit``.
 It is written beside its final name and renamed only after that JVM exited normally and a JVM started on it (a
-truncated archive crashes the JVM that maps it). Jobs never build it. Its name follows the JDK build and the driver's
-class path (``archive_key``), as the JVM would otherwise ignore it without a word (CI met that: a checkout at
-another path, a JVM folder shared). A driver JVM that cannot use it starts as it would without it, and so does one where the file does not exist (a
-cluster-mode driver on another machine); the JVM's notes about that are silenced.
+truncated archive crashes the JVM that maps it). Jobs never build it. Its name follows the JDK build and the
+driver's class path (``archive_key``), as the JVM would otherwise ignore it without a word (CI met that: a checkout
+at another path, a JVM folder shared); ``prune`` deletes the ones no JVM can use any more. A driver JVM that cannot
+use it starts as it would without it, and so does one where the file does not exist (a cluster-mode driver on
+another machine); the JVM's notes about that are silenced.
 """
 
 from __future__ import annotations
