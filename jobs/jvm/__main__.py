@@ -32,7 +32,7 @@ def main(argv: list[str] | None = None) -> int:
     shared = ""
     if runtime:  # an optimisation: without it the jobs start a few seconds slower, nothing else
         archive = class_archive.archive_path()
-        why_not = class_archive.build(runtime)
+        why_not = class_archive.build(runtime, archive)
         if why_not:
             print(f"cdc-replay: no driver class archive ({archive.name}): {why_not}", file=sys.stderr)
         else:

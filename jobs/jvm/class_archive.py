@@ -108,13 +108,13 @@ def driver_java_options() -> str:
     return " ".join([BASE_OPTIONS, _option("-XX:SharedArchiveFile", archive), *_QUIET])
 
 
-def build(jars: list[Path], timeout_s: float = 600) -> Optional[str]:
-    """Make the archive unless it exists; None when done, else why not (the jobs then start without one)."""
+def build(jars: list[Path], final: Path, timeout_s: float = 600) -> Optional[str]:
+    """Make the archive ``final`` (``archive_path()``) unless it exists; None when done, else why not (the jobs
+    then start without one)."""
     import pyspark
 
     from cdc_jobs import jvm
 
-    final = archive_path()
     prune(final.parent)
     if final.is_file():
         return None
