@@ -46,8 +46,14 @@ def _python_daemons(spark) -> set[int]:
     Python environment of the context)."""
     import psutil
 
+    def command(process: psutil.Process) -> str:
+        try:
+            return " ".join(process.cmdline())
+        except psutil.NoSuchProcess:  # (ZombieProcess too) it ended after the listing: not a live daemon
+            return ""
+
     jvm = psutil.Process(spark.sparkContext._gateway.proc.pid)
-    return {p.pid for p in jvm.children() if "pyspark.daemon" in " ".join(p.cmdline())}
+    return {p.pid for p in jvm.children() if "pyspark.daemon" in command(p)}
 
 
 def test_re_encodes_in_one_session_reuse_its_python_workers(tmp_path):
