@@ -161,6 +161,16 @@ def _answers(bootstrap: str) -> bool:
         admin.close()
 
 
+def _cluster_id() -> str:
+    """A random cluster id as Kafka's ``Uuid.randomUuid`` makes them: never starting with "-", which the
+    StorageTool's argument parser would read as an option (one id in 64 did: "--cluster-id/-t: expected one
+    argument", and every Kafka test of that worker errored)."""
+    while True:
+        cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+        if not cluster_id.startswith("-"):
+            return cluster_id
+
+
 def start_broker(timeout_s: float = 120.0) -> Broker:
     """Format a fresh log directory (Kafka's StorageTool) and start ``kafka.Kafka`` on it; returns once the broker
     answers metadata requests. Raises BrokerUnavailable with the broker's log when it does not."""
@@ -173,7 +183,7 @@ def start_broker(timeout_s: float = 120.0) -> Broker:
     port, sasl_port, controller_port = _free_port(), _free_port(), _free_port()
     props = home / "server.properties"
     props.write_text(server_properties(port, sasl_port, controller_port, home / "logs"))
-    cluster_id = base64.urlsafe_b64encode(uuid.uuid4().bytes).rstrip(b"=").decode()
+    cluster_id = _cluster_id()
     # the broker's JVM logs to its folder; Spark's log4j2 defaults (in PySpark's jars) would print INFO lines
     log4j = home / "log4j2.properties"
     log4j.write_text("rootLogger.level = warn\nrootLogger.appenderRef.f.ref = f\nappender.f.type = File\n"
