@@ -275,26 +275,34 @@ def assemble_sorted(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.
     replay, whose every UPDATE is two messages."""
     key, group, out = None, [], []
     for batch in batches:
-        for row in batch.to_pylist():
-            if group and row["fragment_key"] != key:
-                out += assembled_rows(fmt, group)
-                group = []
-                if len(out) >= ASSEMBLED_BATCH_ROWS:
-                    yield pa.RecordBatch.from_pylist(out, schema=DECODED_ARROW)
-                    out = []
-            key = row["fragment_key"]
-            group.append(row)
-    if group:
-        out += assembled_rows(fmt, group)
-    if out:
-        yield pa.RecordBatch.from_pylist(out, schema=DECODED_ARROW)
+        ready = None
+        with paused_gc():  # the batch's rows, fragment events and records (see gc_pause)
+            for row in batch.to_pylist():
+                if group and row["fragment_key"] != key:
+                    out += assembled_rows(fmt, group)
+                    group = []
+                key = row["fragment_key"]
+                group.append(row)
+            if len(out) >= ASSEMBLED_BATCH_ROWS:
+                ready, out = pa.RecordBatch.from_pylist(out, schema=DECODED_ARROW), []
+        if ready is not None:
+            yield ready
+    with paused_gc():
+        if group:
+            out += assembled_rows(fmt, group)
+        last = pa.RecordBatch.from_pylist(out, schema=DECODED_ARROW) if out else None
+    if last is not None:
+        yield last
 
 
 def _distinct_fragments(fragments: list) -> list:
     """At-least-once delivery re-sends messages: an identical copy of a fragment (same index and content, any
     position) is the same fragment. Different fragments under one index stay, and the codec rejects them."""
+    ordered = sorted(fragments, key=lambda f: f.order_key())
+    if len({f.fragment_index for f in fragments}) == len(fragments):
+        return ordered  # no two share an index, so none is a copy: the usual case, without a repr per fragment
     seen: dict = {}
-    for f in sorted(fragments, key=lambda f: f.order_key()):
+    for f in ordered:
         ident = (f.fragment_index, f.fragment_total, repr(f.with_(position=f.position.__class__(""))))
         seen.setdefault(ident, f)
     return list(seen.values())

@@ -109,3 +109,25 @@ def test_sorted_fragments_assemble_as_each_key_s_group_does():
     got = [r for b in assemble_sorted(fmt, iter(batches)) for r in b.to_pylist()]
     assert got == expected
     assert any(r["dl_reason"] for r in got) and any(r["op"] and not r["dl_reason"] for r in got)
+
+
+def test_a_re_sent_fragment_is_that_fragment_and_a_different_one_under_its_index_is_refused():
+    """At-least-once delivery re-sends messages: a copy of one half of a DataWorks update (later in the archive)
+    assembles to the event the two halves make alone; another message under the same half is no copy, and the
+    group's fragments become dead letters instead of one of them winning."""
+    from cdc_jobs.transforms.decode import assembled_rows
+
+    fmt = "dataworks-json"
+    codec = get_codec(fmt)
+    values = [m.value for m in codec.encode([e for e in scenario_events() if codec.capabilities.carries(e.op)])]
+    rows = [r for b in decode_batches(fmt, [raw_batch(values)]) for r in b.to_pylist() if r["fragment_key"]]
+    key = rows[0]["fragment_key"]
+    pair = [r for r in rows if r["fragment_key"] == key]
+    assert sorted(r["fragment_index"] for r in pair) == [0, 1]
+    alone = assembled_rows(fmt, pair)
+    assert len(alone) == 1 and alone[0]["op"] == "UPDATE" and not alone[0]["dl_reason"]
+    copy = dict(pair[0], pos_offset=pair[0]["pos_offset"] + 1000)
+    assert assembled_rows(fmt, [*pair, copy]) == alone
+    other = dict(copy, before=[(k, "changed") for k, _ in pair[0]["before"] or [("id", None)]])
+    refused = assembled_rows(fmt, [*pair, other])
+    assert len(refused) == 3 and all(r["dl_reason"] for r in refused), refused
