@@ -25,12 +25,11 @@ def derive_fix(original: Mapping[str, Any], derived: Mapping[str, Any], paths: I
     paths: ``[[path...], literal]`` to set a value, ``[[path...], None]`` where the original lacks the key."""
     fixes: list[list[Any]] = []
     for path in paths:
-        have, orig = _lookup(original, path)
-        want, der = _lookup(derived, path)
-        if not have:
-            if want:
+        orig, der = _value(original, path), _value(derived, path)
+        if orig is _MISSING:
+            if der is not _MISSING:
                 fixes.append([list(path), None])
-        elif not want or not same_json(orig, der):
+        elif der is _MISSING or not same_json(orig, der):
             fixes.append([list(path), literal(orig)])
     return fixes
 
@@ -38,6 +37,8 @@ def derive_fix(original: Mapping[str, Any], derived: Mapping[str, Any], paths: I
 def same_json(a: Any, b: Any) -> bool:
     """``jsontext.normalise(a) == jsontext.normalise(b)`` without building the normalised copies (decode runs
     this for every metadata key of every message): numbers equal only to numbers with the same literal."""
+    if type(a) is str:  # most metadata values: text (a JsonNumber is a subclass of str, not str)
+        return not isinstance(b, JsonNumber) and a == b
     a_num, b_num = isinstance(a, JsonNumber), isinstance(b, JsonNumber)
     if a_num or b_num:
         return a_num and b_num and str.__eq__(a, b)
@@ -87,9 +88,15 @@ def apply_fix(message: dict[str, Any], fixes: Iterable[Sequence[Any]]) -> dict[s
     return message
 
 
-def _lookup(obj: Any, path: Sequence[str]) -> tuple[bool, Any]:
+_MISSING = object()  # no value at the path (JSON null is None, a value)
+
+
+def _value(obj: Any, path: Sequence[str]) -> Any:
+    """The value at the key ``path``, or ``_MISSING``. (decode compares some twenty paths of every message.)"""
     for key in path:
-        if not isinstance(obj, dict) or key not in obj:
-            return False, None
-        obj = obj[key]
-    return True, obj
+        if not isinstance(obj, dict):
+            return _MISSING
+        obj = obj.get(key, _MISSING)
+        if obj is _MISSING:
+            return _MISSING
+    return obj
