@@ -26,7 +26,7 @@ from pyspark.sql import functions as F
 
 from cdc_codecs import Codec, DecodeError, Event, Position, get_codec
 from cdc_codecs.contract import check_event, check_events
-from cdc_codecs.records import events_from_batch, to_record
+from cdc_codecs.records import events_from_batch
 from cdc_codecs.shared.plain_rows import DECODED_ROW, column_dicts
 from cdc_codecs.event_schema import DECODED_ARROW, EVENT_FIELDS, FRAGMENT, TOMBSTONE
 
@@ -34,8 +34,6 @@ from cdc_jobs.io import codec_env
 from cdc_jobs.schemas import DECODED_SPARK
 from cdc_jobs.transforms.decode_guard import guarded_batch
 from cdc_jobs.transforms.gc_pause import paused_gc
-
-_NO_DL = {"dl_reason": None, "dl_field": None, "dl_raw": None}
 
 
 def _position(cols: dict, i: int) -> Position:
@@ -141,10 +139,10 @@ _NAMES = DECODED_ROW  # the field order of the row tuples (``cdc_codecs.records`
 
 
 class _DecodedColumns:
-    """DECODED rows: the same values as ``to_record(event) | _NO_DL | ...`` (see ``cdc_codecs.records``), without
-    building one dict per row. Each row is one tuple in ``DECODED_ARROW`` order (one tuple build per event is
-    much cheaper than an append per column); the tuples are turned into columns once per batch and handed to
-    Arrow in one call per column."""
+    """DECODED rows: the same values as ``to_record(event)`` with empty dead-letter fields (see
+    ``cdc_codecs.records``), without building one dict per row. Each row is one tuple in ``DECODED_ARROW`` order
+    (one tuple build per event is much cheaper than an append per column); the tuples are turned into columns once
+    per batch and handed to Arrow in one call per column."""
 
     def __init__(self) -> None:
         self._rows: list[tuple] = []
@@ -243,29 +241,29 @@ def assembled_rows(fmt: str, rows: list[dict]) -> list[dict]:
     """The DECODED rows of one multi-message event's fragments -> the event's row, or a dead letter per fragment."""
     from cdc_codecs.records import from_record
 
-    return assemble_fragments(fmt, [from_record(r) for r in rows])
+    out = _DecodedColumns()
+    assemble_fragments(out, fmt, [from_record(r) for r in rows])
+    return out.rows()
 
 
-def assemble_fragments(fmt: str, fragments: list[Event]) -> list[dict]:
-    """``assembled_rows`` of the fragments as Events."""
+def assemble_fragments(out: "_DecodedColumns", fmt: str, fragments: list[Event]) -> None:
+    """``assembled_rows`` of the fragments as Events, added to ``out``."""
     codec = get_codec(fmt)
     try:
         event = codec.assemble(_distinct_fragments(fragments))
         check_event(fmt, event, codec.required.table)
         # first_of_record is NULL on rows made by assembly: their records are counted by the fragment markers,
         # and the accounting tells assembled rows apart by it.
-        return [to_record(event) | _NO_DL | {"first_of_record": None}]
+        out.add_event(event, None)
     except Exception as exc:  # DecodeError, or a codec bug: neither may lose the fragments
         if not isinstance(exc, DecodeError):
             exc = DecodeError(fmt, "fragment_key", fragments[0].position, f"{type(exc).__name__}: {exc}")
         # Every fragment is a record of its own: each one becomes a dead letter (keeping its bytes if the codec
         # stashed them), so the accounting still closes.
-        out = []
         for f in fragments:
             raw = (f.vendor or {}).get("raw_b64")
-            out.append(dead_letter(fmt, f.position, base64.b64decode(raw) if raw else None, exc.field, str(exc)))
-            out[-1]["first_of_record"] = None
-        return out
+            row = dead_letter(fmt, f.position, base64.b64decode(raw) if raw else None, exc.field, str(exc))
+            out.add_dead(row | {"first_of_record": None})
 
 
 # Assembled rows handed to Spark per Arrow batch.
@@ -277,25 +275,25 @@ def assemble_sorted(fmt: str, batches: Iterable[pa.RecordBatch]) -> Iterator[pa.
     they assemble into (or their dead letters), many keys per batch. A group per key
     (``groupBy().applyInArrow``) cost a Python call and two Arrow conversions per event: most of a DataWorks
     replay, whose every UPDATE is two messages."""
-    key, group, out = None, [], []
+    key, group, out = None, [], _DecodedColumns()
     for batch in batches:
         ready = None
-        with paused_gc():  # the batch's fragment events and records (see gc_pause)
+        with paused_gc():  # the batch's fragment events and rows (see gc_pause)
             # column-wise (events_from_batch), several times cheaper than a dict per row and from_record
             for fragment in events_from_batch(batch):
                 if group and fragment.fragment_key != key:
-                    out += assemble_fragments(fmt, group)
+                    assemble_fragments(out, fmt, group)
                     group = []
                 key = fragment.fragment_key
                 group.append(fragment)
             if len(out) >= ASSEMBLED_BATCH_ROWS:
-                ready, out = pa.RecordBatch.from_pylist(out, schema=DECODED_ARROW), []
+                ready, out = out.batch(), _DecodedColumns()
         if ready is not None:
             yield ready
     with paused_gc():
         if group:
-            out += assemble_fragments(fmt, group)
-        last = pa.RecordBatch.from_pylist(out, schema=DECODED_ARROW) if out else None
+            assemble_fragments(out, fmt, group)
+        last = out.batch() if len(out) else None
     if last is not None:
         yield last
 
