@@ -36,20 +36,24 @@ def single_sequence(e, fmt):
 
 
 def archive_day(events, fmt, directory):
-    """One file per partition, lines in the partition's (shuffled) offset order."""
+    """One Kafka dump file per partition (the layout `cdc-replay archive` writes), lines in the partition's
+    (shuffled) offset order. Each message keeps the Kafka position the workload gave it, so a full-sync row
+    re-sent from the very same position on a later day (``workload._deliver``) is recognisable as the copy it is,
+    as in a re-read of the topic; as plain line files its position would be a new file and line (a copy re-sent
+    elsewhere, which a key-less table cannot tell from an identical row: see ``merge.keys.identity``)."""
     codec = get_codec(fmt)
     directory.mkdir(parents=True)
     by_partition: dict[int, list] = {}
     for e in sorted(events, key=lambda e: (e.position.partition, e.position.offset)):
         if codec.capabilities.carries(e.op):
-            by_partition.setdefault(e.position.partition, []).append(single_sequence(e, fmt))
+            by_partition.setdefault(e.position.partition, []).append(e)
     for p, evs in by_partition.items():
-        binary = codec.capabilities.binary
-        with open(directory / f"p{p}{'.dump.jsonl' if binary else '.jsonl'}", "wb") as fh:
+        with open(directory / f"p{p}.dump.jsonl", "wb") as fh:
             for e in evs:
-                for m in codec.encode([e]):
-                    line = json.dumps({"value": base64.b64encode(m.value).decode()}).encode() if binary else m.value
-                    fh.write(line + b"\n")
+                (m,) = codec.encode([single_sequence(e, fmt)])  # one message, so one Kafka position, per event
+                pos = e.position
+                fh.write(json.dumps({"topic": pos.source, "partition": pos.partition, "offset": pos.offset,
+                                     "value": base64.b64encode(m.value).decode()}).encode() + b"\n")
 
 
 def carried_ddl(fmt):
@@ -60,7 +64,9 @@ def carried_ddl(fmt):
 
 # Seeds that once failed, kept as fixed cases (a randomized test failing for some seed is a defect found):
 # 450468937: a truncated full-sync row of the key-less shop.log came back when re-sent on a later day.
-FIXED_SEEDS = [("dts-avro", 450468937)]
+# 100991492, 2702380117: an untouched full-sync row of shop.log re-sent on a later day was counted twice: the
+# archive gave the copy a new file position (a defect of this test's archive, not of the merge).
+FIXED_SEEDS = [("dts-avro", 450468937), ("maxwell-json", 100991492), ("maxwell-json", 2702380117)]
 
 
 @pytest.mark.parametrize("fmt,fixed_seed", [(f, None) for f in ("oms-default", "dts-avro", "maxwell-json",
