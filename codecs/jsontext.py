@@ -49,6 +49,12 @@ def loads(text: str | bytes) -> tuple[Any, bool]:
         raise json.JSONDecodeError(f"nested deeper than {MAX_DEPTH} levels", text, 0) from None
 
 
+def value_at(text: str, start: int) -> tuple[Any, int]:
+    """The JSON value that starts at ``text[start]`` (numbers kept as literals) and the index where it ends; no
+    repair and no ``loads`` checks: for finding where a part of a message ``loads`` accepted ends."""
+    return _DECODER.raw_decode(text, start)
+
+
 def _checked(value: Any, text: str) -> Any:
     """``value`` if it can be written back as UTF-8 JSON. Only text that contains a surrogate escape or more than
     MAX_DEPTH brackets can fail, so the (C-speed) re-serialisation runs only for those."""

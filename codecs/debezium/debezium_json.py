@@ -65,6 +65,7 @@ from ..shared.json_fix import apply_fix, literal, same_json, unliteral
 from ..shared.value_text import cell_json, cell_text
 from ..event import Column, DecodeError, EncodeError, Event, Op, Position
 from .connect_schema import schema_problem
+from .schema_prefix import SchemaPrefixes
 from ..jsontext import JsonNumber
 from ..shared.required import OBJECT, STRING, Required, need, same_needs
 from ..types import JDBC, decimal_precision_scale, family
@@ -180,6 +181,9 @@ class DebeziumJsonCodec(Codec):
               "letter (set REPLICA IDENTITY FULL at the source).",
     )
 
+    def __init__(self) -> None:
+        self.schema_prefixes = SchemaPrefixes()  # the Connect schema texts messages open with (parsed once each)
+
     # ---------------------------------------------------------------------------------------------- decode
 
     # ``Codec.decode`` runs the recipe; Debezium's differences: a tombstone decodes to nothing, and the fixes
@@ -189,6 +193,20 @@ class DebeziumJsonCodec(Codec):
         if raw is None or not bytes(raw).strip():
             return []  # Kafka tombstone: no change to decode
         return super().decode(raw, position)
+
+    def json_object(self, raw: bytes, position: Position) -> dict:
+        """The message parsed; a message opening with a Connect schema seen before has its payload parsed alone
+        (``schema_prefix``)."""
+        try:
+            text = bytes(raw).decode("utf-8")
+        except UnicodeDecodeError:
+            return super().json_object(raw, position)
+        known = self.schema_prefixes.parse(text)
+        if known is not None:
+            return known[0]
+        msg = super().json_object(text, position)
+        self.schema_prefixes.learn(text, msg)
+        return msg
 
     def fix_subject(self, msg: dict) -> dict:
         return msg["payload"] if _enveloped(msg) else msg
@@ -212,7 +230,7 @@ class DebeziumJsonCodec(Codec):
             envelope, schema, payload = "bare", None, msg
         if not isinstance(payload, dict):
             raise self.error("payload", position, "expected an object")
-        schema_text = literal(schema) if schema is not None else None
+        schema_text = self.schema_prefixes.text_of(schema) if schema is not None else None
         problem = _schema_problem(schema_text) if schema_text is not None else None
         if problem:
             raise self.error(problem[0], position, problem[1])

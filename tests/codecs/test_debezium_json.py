@@ -315,3 +315,63 @@ def test_quick_conversions_give_what_converting_there_and_back_gives():
                 continue
             assert _outcome(_cell, value, field, "decimal") == _outcome(_converted_cell, value, field, "decimal"), \
                 (scale, value)
+
+
+def _enveloped_messages() -> list[str]:
+    """Every fixture and scenario message that carries a Connect schema, as JsonConverter spells it (compact,
+    schema first)."""
+    from cdc_codecs.debezium.debezium_json import DebeziumJsonCodec
+
+    texts = []
+    for path in sorted(FIXTURES.glob("*.json")):
+        try:
+            msg = jsontext.loads(path.read_bytes())[0]
+        except ValueError:
+            continue
+        if isinstance(msg, dict) and isinstance(msg.get("schema"), dict) and "payload" in msg:
+            texts.append(jsontext.dumps({"schema": msg["schema"], "payload": msg["payload"],
+                                         **{k: v for k, v in msg.items() if k not in ("schema", "payload")}}))
+    texts += [m.value for m in DebeziumJsonCodec().encode(scenario_events())]
+    return [t.decode() for t in texts if t.startswith(b'{"schema":{')]
+
+
+def _decoded(codec, text: str, offset: int):
+    try:
+        return codec.decode(text.encode(), Position(source="s", partition=0, offset=offset))
+    except DecodeError as exc:
+        return str(exc)
+
+
+def test_messages_opening_with_a_known_schema_decode_as_when_parsed_whole():
+    """A message whose schema text was seen before has only its payload parsed (``schema_prefix``): every such
+    message, and every way one can differ after a known schema (keys after the payload, trailing commas, a broken
+    or missing end, a lone surrogate, a duplicated schema key, deep nesting, a tombstone), decodes to exactly what
+    a codec that never saw the schema gives."""
+    from cdc_codecs.debezium.debezium_json import DebeziumJsonCodec
+
+    messages = _enveloped_messages()
+    assert len(messages) >= 10
+    for n, text in enumerate(messages):
+        opening, payload = text[:-1].split(',"payload":', 1)  # the schema part and the payload, as written
+        variants = [
+            text, text + " \n", text[:-1] + ',"extra":{"a":1}}', text[:-1] + ",}", text[:-1], text[:-1] + "1",
+            opening + ',"payload":' + payload[:-1] + ",}}",  # a trailing comma inside the payload (repaired)
+            opening + ',"payload":' + payload[:-2] + "}",  # the payload broken
+            opening + ',"payload":null}',  # JsonConverter's tombstone
+            opening + ',"payload":' + payload + ',"schema":{"type":"string"}}',
+            opening + ',"payload":' + payload[:-1] + ',"x":"\\ud800"}}',
+            opening + ',"payload":' + payload[:-1] + ',"x":' + "[" * 130 + "]" * 130 + "}}",
+            opening + ',"payload":' + payload[:-1] + ',"x":' + "[" * 253 + "]" * 253 + "}}",
+        ]
+        expected = _decoded(DebeziumJsonCodec(), text, 0)
+        primed = DebeziumJsonCodec()
+        _decoded(primed, text, 0)
+        assert primed.schema_prefixes.parse(text) is not None, "the schema was not remembered"
+        for i, variant in enumerate(variants):
+            whole = _decoded(DebeziumJsonCodec(), variant, i)
+            assert _decoded(primed, variant, i) == whole, f"message {n}, variant {i}: {variant[-120:]}"
+            if isinstance(whole, list) and whole:
+                assert primed.encode(whole)[0].value == DebeziumJsonCodec().encode(whole)[0].value
+            first_seen = DebeziumJsonCodec()  # the variant is the first message with this schema
+            _decoded(first_seen, variant, i)
+            assert _decoded(first_seen, text, 0) == expected, f"message {n} after variant {i}"
