@@ -445,6 +445,7 @@ class DebeziumAvroConfluentCodec(DebeziumJsonCodec):
     )
 
     def __init__(self) -> None:
+        super().__init__()
         self._schemas: dict[tuple[int, int], _Schema] = {}
 
     def _schema(self, schema_id: int) -> _Schema:
