@@ -462,7 +462,9 @@ class DebeziumJsonCodec(Codec):
         if schema is not None:
             msg: dict[str, Any] = {"schema": schema, "payload": payload}
         elif envelope == "schema":
-            msg = {"schema": unliteral(e.vendor["schema"]), "payload": payload}
+            # JsonConverter writes "schema": null for a record without a value schema
+            kept = e.vendor.get("schema")
+            msg = {"schema": None if kept is None else unliteral(kept), "payload": payload}
         elif envelope == "payload":
             msg = {"payload": payload}
         else:
@@ -779,14 +781,14 @@ _CANONICAL_INT = re.compile(r"0|-?[1-9][0-9]*")
 def _quick_units(value: Any, field: dict, kind: str) -> Optional[str]:
     if type(value) is not JsonNumber or not _CANONICAL_INT.fullmatch(value):
         return None
-    n = int(value)
     try:
+        n = int(value)  # ValueError beyond the 4,300 digits Python reads
         if kind == "date":
             return date.fromordinal(EPOCH_ORDINAL + n).isoformat()
         if kind[:4] == "time":
             return _time_text(n, int(kind[-1]))
         return _datetime_text(n, int(kind[-1]))
-    except (ValueError, OverflowError):  # outside the calendar: _converted_cell says how it is kept
+    except (ValueError, OverflowError):  # outside the calendar, or too long: _converted_cell says how it is kept
         return None
 
 
@@ -804,7 +806,10 @@ def _quick_decimal(value: Any, field: dict, kind: str) -> Optional[str]:
     n = int.from_bytes(data, "big", signed=True)
     if base64.b64encode(_signed_bytes(n)).decode() != value:
         return None
-    return _decimal_text(n, scale)
+    try:
+        return _decimal_text(n, scale)
+    except ValueError:  # more digits than Python writes (4300): _converted_cell says how it is kept
+        return None
 
 
 _QUICK = {"decimal": _quick_decimal, **{k: _quick_units for k in ("date", "time3", "time6", "time9", "ts3", "ts6",

@@ -294,7 +294,7 @@ def test_quick_conversions_give_what_converting_there_and_back_gives():
     ints = [0, 1, -1, 59, 86_399_999, -86_400_000, 10 ** 12, -(10 ** 12), 253_402_300_799_999_999, 10 ** 20,
             -(10 ** 20)] + [rng.randrange(-(10 ** rng.randrange(1, 19)), 10 ** rng.randrange(1, 19)) for _ in range(300)]
     literals = [JsonNumber(str(n)) for n in ints] + [JsonNumber(t) for t in ("007", "-0", "1.0", "1e3", "-00", "+1")]
-    literals += ["123", "2024-01-01", True, [1], {"a": 1}]
+    literals += ["123", "2024-01-01", True, [1], {"a": 1}, JsonNumber("9" * 5000)]  # more digits than int() reads
     for kind in ("date", "time3", "time6", "time9", "ts3", "ts6", "ts9"):
         for value in literals:
             assert _outcome(_cell, value, {}, kind) == _outcome(_converted_cell, value, {}, kind), (kind, value)
@@ -307,6 +307,8 @@ def test_quick_conversions_give_what_converting_there_and_back_gives():
         minimal = n.to_bytes((n if n >= 0 else ~n).bit_length() // 8 + 1, "big", signed=True)
         decimals += [b64(minimal), b64((b"\xff" if n < 0 else b"\x00") + minimal)]  # minimal, and one byte longer
     decimals += ["", "AB==", "AA==", "AQ", "A Q==", "@@@@", JsonNumber("1234"), "1234", None, ["AQ=="]]
+    huge = 7 ** 6000  # 5,071 digits: more than Python writes (fuzz sweep seeds 9, 13, 47, 50 crashed on it)
+    decimals.append(b64(huge.to_bytes(huge.bit_length() // 8 + 1, "big", signed=True)))
     for scale in ("2", "0", "-3", "30", JsonNumber("4"), 2, None, "x", {"s": 1}):
         field = {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal",
                  "parameters": {} if scale is None else {"scale": scale}}
@@ -375,3 +377,13 @@ def test_messages_opening_with_a_known_schema_decode_as_when_parsed_whole():
             first_seen = DebeziumJsonCodec()  # the variant is the first message with this schema
             _decoded(first_seen, variant, i)
             assert _decoded(first_seen, text, 0) == expected, f"message {n} after variant {i}"
+
+
+def test_a_null_schema_in_the_envelope_is_kept():
+    """JsonConverter writes ``"schema":null`` for a record without a value schema; the message decodes without
+    types and re-encodes as received (the encoder crashed on it: fuzz sweep seed 4, "null of schema")."""
+    text = (b'{"schema":null,"payload":{"before":null,"after":{"id":1,"v":"x"},"source":{"db":"shop","table":"t",'
+            b'"ts_ms":1700000000000},"op":"c","ts_ms":1700000000000}}')
+    [e] = CODEC.decode(text, Position(source="s", partition=0, offset=1))
+    assert e.after == {"id": "1", "v": "x"} and e.vendor["envelope"] == "schema"
+    assert CODEC.encode([e])[0].value == text
