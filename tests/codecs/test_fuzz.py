@@ -203,6 +203,8 @@ def test_kafka_record_variants_are_events_tombstones_or_dead_letters():
 FIXED_STRUCT_SEEDS = [
     ("debezium-json", 2),  # a declared column type nested in an array could not be stored
     ("debezium-json", 8),  # a Connect schema field's name nested in an object: unhashable
+    ("debezium-json", 4),  # "schema": null in the envelope: the encoder crashed
+    ("debezium-json", 50),  # a base64 decimal of more than 4,300 digits: the quick conversion crashed
     ("canal-json", 8),  # 2^64 as a geometry value: read as base64 WKB when re-encoded
     ("canal-json", 47),  # -0 as a TIMESTAMP: read as epoch seconds when re-encoded
     ("cloudcanal-json", 10),  # a null row in data: an INSERT without image
