@@ -16,6 +16,7 @@ that keeps them.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import sys
@@ -46,7 +47,9 @@ def merge_formats(fmt: str, seeds: list[int], root: Path) -> list[tuple[int, str
         archive = root / f"archive{d}"
         archive.mkdir()
         for s, w in workloads.items():
-            events = [e.with_(database=f"shop_{s}") for e in w.days[d]]
+            # Each seed its own topics: archive_day keeps the workload's Kafka positions, which must stay unique.
+            events = [e.with_(database=f"shop_{s}", position=dataclasses.replace(
+                e.position, source=f"{e.position.source}.seed{s}")) for e in w.days[d]]
             archive_day(events, fmt, archive / f"seed{s}")
         replay, state = root / f"replay{d}", root / f"state{d}"
         assert cli.main(["replay", "--source", str(archive), "--format", fmt, "--out", str(replay)]) == 0
