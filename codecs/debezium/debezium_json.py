@@ -203,7 +203,7 @@ class DebeziumJsonCodec(Codec):
             return super().json_object(raw, position)
         known = self.schema_prefixes.parse(text)
         if known is not None:
-            return known[0]
+            return known
         msg = super().json_object(text, position)
         self.schema_prefixes.learn(text, msg)
         return msg

@@ -28,12 +28,12 @@ class SchemaPrefixes:
     def __init__(self) -> None:
         self._known: list[tuple[str, Any, str]] = []  # (opening text, parsed schema, schema's literal text)
 
-    def parse(self, text: str) -> Optional[tuple[dict, str]]:
-        """``(message, schema literal)`` when ``text`` opens with a remembered schema and the rest is exactly one
-        payload and the closing brace; else None (the caller parses the whole text)."""
+    def parse(self, text: str) -> Optional[dict]:
+        """The message, when ``text`` opens with a remembered schema and the rest is exactly one payload and the
+        closing brace; else None (the caller parses the whole text). ``text_of`` gives the schema's literal."""
         if not text.startswith(OPEN):
             return None
-        for i, (opening, schema, schema_text) in enumerate(self._known):
+        for i, (opening, schema, _text) in enumerate(self._known):
             if text.startswith(opening):
                 break
         else:
@@ -51,22 +51,21 @@ class SchemaPrefixes:
             payload, _repaired = jsontext.loads(body)  # its trailing commas repaired as the whole parse would
         except json.JSONDecodeError:
             return None  # keys after the payload, a broken payload: the whole parse decides
-        return {"schema": schema, "payload": payload}, schema_text
+        return {"schema": schema, "payload": payload}
 
-    def learn(self, text: str, msg: dict) -> Optional[str]:
+    def learn(self, text: str, msg: dict) -> None:
         """After a whole parse of ``text`` into ``msg``: remember its opening when it is ``{"schema":<S>,
-        "payload":`` with ``<S>`` the message's schema; returns the schema's literal text (None: not that shape)."""
+        "payload":`` with ``<S>`` the message's schema."""
         if not text.startswith(OPEN) or list(msg) != ["schema", "payload"]:
-            return None
+            return
         try:
             schema, end = jsontext.value_at(text, len(OPEN))
         except json.JSONDecodeError:
-            return None
+            return
         if not text.startswith(PAYLOAD, end) or schema != msg["schema"] or not isinstance(schema, dict):
-            return None
-        schema_text = literal(msg["schema"])
-        self._known = [(text[:end + len(PAYLOAD)], msg["schema"], schema_text)] + self._known[:LIMIT - 1]
-        return schema_text
+            return
+        opening = (text[:end + len(PAYLOAD)], msg["schema"], literal(msg["schema"]))
+        self._known = [opening] + self._known[:LIMIT - 1]
 
     def text_of(self, schema: Any) -> str:
         """The literal text of a parsed schema: the remembered one when ``parse`` gave this very object (so the
