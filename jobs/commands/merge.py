@@ -50,7 +50,7 @@ from cdc_jobs.transforms import state_types as st
 from cdc_jobs.io import delta_tables, driver_threads
 from cdc_jobs.io.atomic import resolve_output, staged_output
 from cdc_jobs.errors import UsageError
-from cdc_jobs.io.untrusted import check_events, readable
+from cdc_jobs.io.untrusted import check_events, damaged, problem_counts, readable
 from cdc_jobs.schemas import EVENT_SPARK
 from cdc_jobs.spark import settings
 
@@ -87,20 +87,22 @@ def read_events(spark: SparkSession, replays: Sequence[str], patterns: Sequence[
         if not events.is_dir():
             raise UsageError(f"--replay {r}: no events/ directory (is it the --out of `cdc-replay replay`?)")
         paths.append(str(events))
-    # One read per replay: each is its own partitioned table (Spark refuses several roots in one read). Each is
-    # checked first: an output damaged by hand stops the merge with one line naming it.
-    frames = []
-    for r, p in zip(replays, paths):
-        frame = spark.read.schema(EVENT_SPARK).parquet(p)
-        check_events(frame, f"--replay {r}")
-        frames.append(frame)
-    df = functools.reduce(DataFrame.unionByName, frames)
+    # One read per replay: each is its own partitioned table (Spark refuses several roots in one read). Not
+    # checked here: ``check_replays`` (an output damaged by hand stops the merge with one line naming it).
+    df = functools.reduce(DataFrame.unionByName, [spark.read.schema(EVENT_SPARK).parquet(p) for p in paths])
     if patterns:
         cond = F.lit(False)
         for p in patterns:
             cond = cond | F.col("table_name").rlike("^" + fnmatch.translate(p))  # rlike searches: anchor it
         df = df.filter(cond)
     return df
+
+
+def check_replays(spark: SparkSession, replays: Sequence[str]) -> None:
+    """Stop with one line naming the replay whose ``events/`` holds rows `replay` never writes (damaged by hand),
+    with their count and an example position (``check_events``: a pass over each replay's events)."""
+    for r in replays:
+        check_events(read_events(spark, [r], ()), f"--replay {r}")
 
 
 def read_base(spark: SparkSession, base: str) -> tuple[dict, DataFrame]:
@@ -165,16 +167,20 @@ def _one_declaration(rows: Sequence[Any]) -> Optional[list[tuple]]:
     return columns
 
 
-def survey(events: DataFrame) -> tuple[dict[str, list[Any]], tuple[int, int]]:
-    """Each table's distinct declared column lists (``declarations``, one pass that also counts the data events),
-    and the copy estimate for ``many_copies`` (``copy_counts``: a sampled pass over the light columns)."""
+def survey(events: DataFrame) -> tuple[dict[str, list[Any]], tuple[int, int], bool]:
+    """Each table's distinct declared column lists (``declarations``, one pass that also counts the data events
+    and the damaged rows ``check_events`` names), the copy estimate for ``many_copies`` (``copy_counts``: a
+    sampled pass over the light columns), and whether any row is damaged."""
     declared: dict[str, list[Any]] = {}
     data_events = 0
-    for r in mt.declarations(events, F.count_if(mt.is_data_event()).alias("data_events")).collect():
+    rows = mt.declarations(events, F.count_if(mt.is_data_event()).alias("data_events"), *problem_counts()).collect()
+    for r in rows:
         data_events += r["data_events"]
         if r["declares"]:
             declared.setdefault(r["table_name"], []).append(r)
-    return declared, mt.copy_counts(events, data_events)
+    if damaged(rows):
+        return declared, (0, 0), True
+    return declared, mt.copy_counts(events, data_events), False
 
 
 def collect_column_lists(events: DataFrame, declared: dict[str, list[Any]],
@@ -436,13 +442,18 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
     window = replay_window(replays)
     # Each table's commit names what it holds (DESCRIBE HISTORY shows it); no time in it, so re-runs write it equal.
     commit = {"window": window, "replay": list(replays), "base": base}
-    events = read_events(spark, replays, table_patterns(tables))
+    patterns = table_patterns(tables)
+    if patterns:  # the survey below checks the events merged; rows of the other tables are checked here
+        check_replays(spark, replays)
+    events = read_events(spark, replays, patterns)
+    declared, copies, damage = survey(events)
+    if damage:
+        check_replays(spark, replays)  # names the replay, the count and an example position
     base_state, base_canonical = read_base(spark, base) if base else ({"tables": {}}, None)
     base_tables: dict = base_state.get("tables", {})
 
     known_ddl = {d["hash"] for t in base_tables.values() for d in t.get("ddl_history", [])}
     ddls = collect_ddls(events, known_ddl)
-    declared, copies = survey(events)
     lists = collect_column_lists(events, declared, lambda table: table in ddls or table in base_tables)
 
     declared_keys = [pk for table_lists in lists.values() for _, _, _, pk, _ in table_lists]
@@ -461,7 +472,8 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
     # bounds let each table's read skip the other tables' batches.
     in_order = canonical.sortWithinPartitions("kind", "table_name", "_key", "_dup", *mt.ORDER_FIELDS)
     with persisted(in_order) as stored:
-        delta_tables.write_partitioned(stored, canonical_dir, state_format, ["kind", "table_name"], commit)
+        delta_tables.write_partitioned(stored, canonical_dir, state_format, ["kind", "table_name"], commit,
+                                       column_stats=False)  # read whole or by partition (--base)
         if state_format == "parquet":
             _finish_files(canonical_dir)
 

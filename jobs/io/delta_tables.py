@@ -64,13 +64,18 @@ def read_partitioned(spark: SparkSession, directory: Path, schema) -> DataFrame:
 
 
 def write_partitioned(df: DataFrame, directory: Path, state_format: str, partition_by: list[str],
-                      metadata: Optional[dict] = None) -> None:
-    """The partitioned twin of ``write_table`` (one Delta version, or plain Parquet files)."""
+                      metadata: Optional[dict] = None, column_stats: bool = True) -> None:
+    """The partitioned twin of ``write_table`` (one Delta version, or plain Parquet files). ``column_stats``
+    false: Delta records only each file's row count, no per-column minimum and maximum (a table read whole or
+    by partition, as merge reads its canonical copy, never skips a file by them; collecting them cost 0.4 s of
+    a 1M-event merge's 7.5)."""
     writer = df.write.partitionBy(*partition_by)
     if state_format == "parquet":
         writer.parquet(str(directory))
         return
     writer = writer.format("delta").mode("overwrite")
+    if not column_stats:
+        writer = writer.option("delta.dataSkippingNumIndexedCols", "0")
     if metadata is not None:
         writer = writer.option("userMetadata", commit_metadata(metadata))
     writer.save(str(directory))

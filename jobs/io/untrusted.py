@@ -4,7 +4,9 @@ rules, or cannot be read at all, stops the job with one clear line naming the in
 never a traceback from deep inside a Spark plan.
 
 ``check_events``: one pass over the light columns of ``events/`` for rows `replay` never writes (a data event
-without table, an event without a known op), with the count and an example position.
+without table, an event without a known op), with the count and an example position. ``problem_counts`` /
+``damaged``: the same counts as aggregates that another pass over the events carries (merge's survey), so that
+an undamaged input costs no pass of its own; ``check_events`` runs only when they find something, to name it.
 ``readable``: Spark's errors for a file that is not Parquet, cannot be read or does not have the event record's
 types, raised wherever the lazy plan first reads it, turned into that one line.
 """
@@ -13,9 +15,9 @@ from __future__ import annotations
 
 import re
 from contextlib import contextmanager
-from typing import Iterator
+from typing import Iterable, Iterator
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame, Row
 from pyspark.sql import functions as F
 
 from cdc_codecs.event import Op
@@ -33,6 +35,17 @@ def _problems() -> dict[str, object]:
             name.isNull() | (name == "") | table.isNull() | (table == "")),
         "events without a known op": op.isNull() | ~op.isin(*_OPS),
     }
+
+
+def problem_counts() -> list[Column]:
+    """Aggregates counting the rows ``check_events`` looks for, to add to another aggregate over the events (a
+    count is a compiled, fixed-width aggregate: it costs that pass nothing measurable, 1M events)."""
+    return [F.count_if(cond).alias(f"_damaged{n}") for n, cond in enumerate(_problems().values())]
+
+
+def damaged(rows: Iterable[Row]) -> bool:
+    """Whether the rows of an aggregate that carried ``problem_counts`` counted any damaged row."""
+    return any(r[f"_damaged{n}"] for r in rows for n in range(len(_problems())))
 
 
 def check_events(events: DataFrame, label: str) -> None:

@@ -77,6 +77,11 @@ def test_merge_and_verify_name_a_damaged_events_directory_instead_of_crashing(da
     err = capsys.readouterr().err
     assert f"--replay {replay}: events/ is damaged: 1 data events without a table" in err, err
     assert "by-hand.jsonl -1 9" in err and "Traceback" not in err
+    # --tables: the nameless row is in no table merged, and still stops the merge
+    assert cli.main(["merge", "--replay", str(replay), "--tables", "shop.customers",
+                     "--out", str(tmp_path / "state")]) == 2
+    assert f"--replay {replay}: events/ is damaged: 1 data events without a table" in capsys.readouterr().err
+    assert not (tmp_path / "state").exists()
     assert cli.main(["verify", "--replay", str(replay), "--state", str(day["state"]),
                      "--report", str(tmp_path / "v.json")]) == 2
     assert "events/ is damaged: 1 data events without a table" in capsys.readouterr().err
