@@ -410,3 +410,26 @@ def test_truncated_rows_stay_truncated_when_earlier_events_arrive_the_next_day(s
         assert state["tables"]["db.log"]["rows"] == 0 and state["tables"]["db.t"]["rows"] == 0, root
         assert table_rows(spark, root, "db.log", ["a", "b"]) == []
         assert table_rows(spark, root, "db.t", ["id", "a", "b"]) == []
+
+
+def test_late_copies_from_before_the_base_watermark_do_not_declare_columns(spark, tmp_path):
+    """A --base run whose only events of a table are late copies (ordered at or before the base's watermark)
+    keeps the base's columns: the re-sent pre-RENAME event must not revive the old name. Without DDL in the run
+    the survey decides it (no ordered aggregate); the columns and rows equal one merge of everything."""
+    renamed = (Column("id", "int", 4), Column("c", "varchar(5)", 12), Column("b", "int", 4))
+    first = _ev(Op.INSERT, 1, after={"id": "1", "a": "x", "b": "1"})
+    day1 = [first, _ev(Op.DDL, 2, ddl="ALTER TABLE t RENAME COLUMN a TO c", before=None, cols=renamed),
+            _ev(Op.UPDATE, 3, before={"id": "1"}, after={"id": "1", "c": "y"}, cols=renamed)]
+    later = renamed + (Column("d", "int", 4),)
+    days = {"day1": day1, "late": [first], "after": [first, _ev(Op.UPDATE, 4, before={"id": "1"},
+                                                                  after={"id": "1", "d": "5"}, cols=later)]}
+    for name, events in days.items():
+        write_replay(events, tmp_path / name)
+    run_merge([tmp_path / "day1"], tmp_path / "state1")
+    for day, columns, row in (("late", ["id", "c", "b"], (1, "y", 1)),
+                              ("after", ["id", "c", "b", "d"], (1, "y", 1, 5))):
+        daily = run_merge([tmp_path / day], tmp_path / f"daily-{day}", base=tmp_path / "state1")
+        one_go = run_merge([tmp_path / "day1", tmp_path / day], tmp_path / f"all-{day}")
+        for state, root in ((daily, tmp_path / f"daily-{day}"), (one_go, tmp_path / f"all-{day}")):
+            assert [c["name"] for c in state["tables"]["db.t"]["columns"]] == columns, (day, root)
+            assert table_rows(spark, root, "db.t", columns) == [row], (day, root)

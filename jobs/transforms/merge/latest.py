@@ -41,9 +41,10 @@ DECIDED = "_decided"  # this row is the whole state of its key (the ordered appl
 DECIDED_IMAGE = "_decided_image"
 
 
-def order_struct() -> SparkColumn:
-    """The order key as a Spark struct, NULL positions read as ``order.order_key`` reads them."""
-    return F.struct(F.col("rank"), sequence_or_empty().alias("sequence"),
+def order_struct(rank: SparkColumn | None = None) -> SparkColumn:
+    """The order key as a Spark struct, NULL positions read as ``order.order_key`` reads them. ``rank``: the
+    column that holds it (default: a work row's ``rank``; an event's is ``order.rank_column()``)."""
+    return F.struct((F.col("rank") if rank is None else rank).alias("rank"), sequence_or_empty().alias("sequence"),
                     F.coalesce("pos_source", F.lit("")).alias("pos_source"),
                     F.coalesce("pos_partition", F.lit(-1)).alias("pos_partition"),
                     F.coalesce("pos_offset", F.lit(0).cast("bigint")).alias("pos_offset"),
