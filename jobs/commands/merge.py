@@ -168,13 +168,14 @@ def _one_declaration(rows: Sequence[Any]) -> Optional[list[tuple]]:
     return columns
 
 
-def _after_marks(marks: dict[str, mt.OrderKey]) -> Any:
-    """Whether an event is ordered after its table's ``--base`` watermark (true for a table without one)."""
-    expr = None
-    for table, mark in sorted(marks.items()):
-        cond, after = F.col("table_name") == F.lit(table), order_struct(mt.rank_column()) > order_literal(mark)
-        expr = F.when(cond, after) if expr is None else expr.when(cond, after)
-    return F.lit(True) if expr is None else expr.otherwise(F.lit(True))
+def _with_marks(spark: SparkSession, events: DataFrame, marks: dict[str, mt.OrderKey]) -> DataFrame:
+    """``events`` with ``_after_mark``: whether the event is ordered after its table's ``--base`` watermark (true
+    for a table without one). The watermarks join as a broadcast table: a CASE over the tables tests each event
+    against every table before its own (1M events: +1.7 s at 32 tables, +3 s at 128)."""
+    rows = [F.struct(F.lit(t).alias("table_name"), order_literal(mark).alias("_mark")) for t, mark in marks.items()]
+    table = spark.range(1).select(F.inline(F.array(*rows)))
+    after = F.col("_mark").isNull() | (order_struct(mt.rank_column()) > F.col("_mark"))
+    return events.join(F.broadcast(table), "table_name", "left").withColumn("_after_mark", after).drop("_mark")
 
 
 def survey(events: DataFrame, marks: Optional[dict[str, mt.OrderKey]] = None
@@ -187,8 +188,9 @@ def survey(events: DataFrame, marks: Optional[dict[str, mt.OrderKey]] = None
     of the base needs no ordered aggregate to tell (``collect_column_lists``)."""
     declared: dict[str, list[Any]] = {}
     data_events = 0
-    after = [F.count_if(_after_marks(marks)).alias("after_base")] if marks else []
-    rows = mt.declarations(events, F.count_if(mt.is_data_event()).alias("data_events"), *problem_counts(),
+    after = [F.count_if("_after_mark").alias("after_base")] if marks else []
+    surveyed = _with_marks(events.sparkSession, events, marks) if marks else events
+    rows = mt.declarations(surveyed, F.count_if(mt.is_data_event()).alias("data_events"), *problem_counts(),
                            *after).collect()
     for r in rows:
         data_events += r["data_events"]
