@@ -476,10 +476,12 @@ def merge(spark: SparkSession, replays: Sequence[str], out: Path, base: Optional
 
     declared_keys = [pk for table_lists in lists.values() for _, _, _, pk, _ in table_lists]
     data = events.filter(mt.is_data_event())
+    if many_copies(copies):  # before keying: Spark aggregates each input task's copies before they are shuffled
+        data = mt.first_copies(data)
     work = mt.prepare_events(data, declared_keys)
     if base_canonical is not None:
         work = work.unionByName(mt.prepare_base(base_canonical.filter(F.col("kind") == "state")))
-    canonical = mt.apply_events(work, ddls, history, drop_copies=many_copies(copies))
+    canonical = mt.apply_events(work, ddls, history)
     if history and base_canonical is not None:
         canonical = canonical.unionByName(base_canonical.filter(F.col("kind") == "version")
                                           .select(*mt.CANONICAL_ARROW.names))

@@ -276,6 +276,17 @@ def test_dropping_later_copies_first_changes_nothing(spark, tmp_path, monkeypatc
             f"{table}: seed {SEED}"
 
 
+def test_dropping_copies_keeps_identical_rows_of_a_table_without_key(spark, tmp_path, monkeypatch):
+    """Two identical full-sync rows of a table without primary key (no sequence, one partition, next to each
+    other) are two rows, also when the merge drops later copies first; the same rows read again at the same
+    positions (the day replayed twice) are still two."""
+    rows = [_ev(Op.SNAPSHOT, n, table="nokey", after={"a": "x", "b": "1"}, pk=(), seq=(), time_ms=5) for n in (1, 2)]
+    day = write_replay(rows, tmp_path / "r")
+    monkeypatch.setattr(merge_job, "many_copies", lambda _counts: True)
+    run_merge([day, day], tmp_path / "s")
+    assert table_rows(spark, tmp_path / "s", "db.nokey", ["a", "b"]) == [("x", 1), ("x", 1)]
+
+
 def test_run_failing_midway_leaves_previous_state_intact(spark, workload, one_go, monkeypatch):
     _, days, root = workload
     _, all_dir = one_go

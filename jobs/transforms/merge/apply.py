@@ -12,7 +12,6 @@ import pyarrow.compute as pc
 from pyspark.sql import DataFrame
 
 from .canonical import CANONICAL_ARROW, CANONICAL_SPARK
-from .copies import first_copies
 from .ddl_parse import DdlAction
 from .keys import ROW_HASH, WORK_COLUMNS
 from .latest import DECIDED, DECIDED_IMAGE, decide
@@ -254,20 +253,16 @@ def decided_state(rows: pa.RecordBatch) -> pa.RecordBatch:
         schema=CANONICAL_ARROW)
 
 
-def apply_events(work: DataFrame, ddls_by_table: dict[str, list[DdlEvent]],
-                 history: bool, drop_copies: bool = False) -> DataFrame:
-    """Drop later copies of events (``copies``, when ``drop_copies``: the archive repeats many), shuffle by
-    (table, key), sort each partition by key then order key once, decide what one event decides with window
-    functions (``latest``), and apply the remaining keys event by event: the canonical state (rows, tombstones)
-    and, with ``history``, row versions."""
+def apply_events(work: DataFrame, ddls_by_table: dict[str, list[DdlEvent]], history: bool) -> DataFrame:
+    """Shuffle work rows by (table, key), sort each partition by key then order key once, decide what one event
+    decides with window functions (``latest``), and apply the remaining keys event by event: the canonical state
+    (rows, tombstones) and, with ``history``, row versions."""
     ddl_orders = {table: max(d.order for d in ds if d.actions)
                   for table, ds in ddls_by_table.items() if any(d.actions for d in ds)}
     rows = work.select(*WORK_COLUMNS)
-    if drop_copies:  # before the shuffle: Spark aggregates each input task's copies before they are shuffled
-        rows = first_copies(rows)
     # No partition count: adaptive execution may then coalesce the shuffle's partitions to what the rows need
-    # (``spark.sql.shuffle.partitions`` at most). Archives that repeat their events shrink to a fraction here, and
-    # each task of the windows and the Python apply has a fixed cost (about 2 s less at 1M events, 62k distinct).
+    # (``spark.sql.shuffle.partitions`` at most). Archives that repeat their events shrink to a fraction before it
+    # (``copies``), and each task of the windows and the Python apply has a fixed cost (about 2 s less at 1M
+    # events, 62k distinct).
     return (decide(rows.repartition("table_name", "_key"), ddl_orders, history)
             .mapInArrow(make_applier(ddls_by_table, history), CANONICAL_SPARK))
-

@@ -103,19 +103,34 @@ def _key_values(pk: SparkColumn, first: SparkColumn, second: SparkColumn,
     return generic if spelled is None else spelled.otherwise(generic)
 
 
+# The event columns the merge keys and applies (``prepare_events`` reads no other); events equal in all of them but
+# their offset and index are copies of one event (``copies.first_copies``).
+EVENT_COLUMNS = ["table_name", "op", "before", "after", "primary_key", "row_id_column", "sequence", "pos_source",
+                 "pos_partition", "pos_offset", "pos_index", "event_time_ms", "format", "removed_columns",
+                 "replaces_row", "ddl"]
+
+
+def key_columns() -> SparkColumn:
+    """The columns whose values key an event's rows: its primary key; for a table without one, the row-id column
+    the codec names (a hidden column the source keeps per row) where an image has it; else none (the row hash)."""
+    b = F.coalesce(F.col("before"), _empty_image())
+    a = F.coalesce(F.col("after"), _empty_image())
+    pk = F.coalesce(F.col("primary_key"), F.array().cast("array<string>"))
+    row_id = F.col("row_id_column")
+    return (F.when(F.size(pk) > 0, pk)
+            .when(row_id.isNotNull() & (F.map_contains_key(a, row_id) | F.map_contains_key(b, row_id)),
+                  F.array(row_id))
+            .otherwise(F.array().cast("array<string>")))
+
+
 def prepare_events(events: DataFrame, primary_keys: Sequence[Sequence[str]] = ()) -> DataFrame:
     """Data events -> one work row per (table, key) they touch, with the role each plays for that key.
     ``primary_keys``: the key column lists the tables declare, if known (only a speed-up: see ``_key_values``)."""
     known = sorted({tuple(k) for k in primary_keys if k})
+    events = events.select(*EVENT_COLUMNS)
     b = F.coalesce(F.col("before"), _empty_image())
     a = F.coalesce(F.col("after"), _empty_image())
-    pk = F.coalesce(F.col("primary_key"), F.array().cast("array<string>"))
-    # A table without primary key may still have a row identity the codec names (a hidden row-id column).
-    row_id = F.col("row_id_column")
-    pk_eff = (F.when(F.size(pk) > 0, pk)
-              .when(row_id.isNotNull() & (F.map_contains_key(a, row_id) | F.map_contains_key(b, row_id)),
-                    F.array(row_id))
-              .otherwise(F.array().cast("array<string>")))
+    pk_eff = key_columns()
     rowhash = F.size(pk_eff) == 0
     old_img = F.map_concat(F.map_filter(a, lambda k, v: ~F.map_contains_key(b, k)), b)
     new_img = F.map_concat(F.map_filter(b, lambda k, v: ~F.map_contains_key(a, k)), a)
