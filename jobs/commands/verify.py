@@ -236,7 +236,7 @@ def verify(spark: SparkSession, replays: list[dict], state: Path, base: Optional
 
         events = events.where(tables_filter(split_patterns(merged_tables)))
     pks = primary_keys(events)
-    facts = vc.event_facts(events)
+    facts = vc.event_facts(events, sorted({tuple(k) for k in pks.values()}))
     base_rows: dict[str, int] = {}
     if base is not None:
         keys = base_keys(spark, base, pks)
