@@ -21,11 +21,12 @@ Everything here returns DataFrames or small Python structures; the only collects
 
 from __future__ import annotations
 
-from typing import Callable, Iterable, Mapping, Optional, Sequence
+from typing import Iterable, Mapping, Optional, Sequence
 
 from pyspark.sql import Column, DataFrame, Window
 from pyspark.sql import functions as F
 
+from .key_lookup import per_key_column
 from .sequence import SEQUENCE_TYPE, sequence_or_empty
 
 DATA_OPS = ("SNAPSHOT", "INSERT", "UPDATE", "DELETE")
@@ -39,27 +40,12 @@ def _has_table() -> Column:
     return F.col("table_name").isNotNull() & (F.col("table_name") != "")
 
 
-def _per_key_column(value: Callable[[Column], Column], known: Sequence[Sequence[str]],
-                    pk: str = "primary_key") -> Column:
-    """``value`` of each name in the array column ``pk``, as an array. For the key lists in ``known`` (the tables'
-    declared keys, a handful) the names are spelled out as literals, which Spark compiles; any other list takes
-    the lambda form, which Spark interprets per element (1M events: most of the facts' cost)."""
-    keys = F.col(pk)
-    out: Optional[Column] = None
-    for names in known:
-        cond = keys == F.array(*[F.lit(n) for n in names])
-        values = F.array(*[value(F.lit(n)) for n in names])
-        out = F.when(cond, values) if out is None else out.when(cond, values)
-    generic = F.transform(keys, value)
-    return generic if out is None else out.otherwise(generic)
-
-
 def image_key(image: str, pk: str = "primary_key", known: Sequence[Sequence[str]] = ()) -> Column:
     """Canonical key text of ``image`` (a map column): JSON array of the primary-key values (``pk``: an array
     column of key column names) in declared order, or, without a declared key, of the whole image's (column,
     value) pairs sorted by column. ``known``: the declared key lists, if known (only a speed-up)."""
     img = F.col(image)
-    by_pk = F.to_json(_per_key_column(lambda k: F.try_element_at(img, k), known, pk))
+    by_pk = F.to_json(per_key_column(F.col(pk), lambda k: F.try_element_at(img, k), known))
     # sort_array (compiled ordering), not array_sort (an interpreted lambda per comparison): the same order,
     # because the entries of one map are never NULL and their keys are unique (as merge's keys.py).
     whole = F.to_json(F.sort_array(F.map_entries(img)))
@@ -72,8 +58,9 @@ def after_key(known: Sequence[Sequence[str]] = ()) -> Column:
     """Key of the row an event leaves present. A key column absent from a partial after image (SharePlex
     updates, Mongo $set) did not change, so its value comes from the before image."""
     after, before = F.col("after"), F.col("before")
-    filled = _per_key_column(lambda k: F.when(F.map_contains_key(after, k), F.try_element_at(after, k))
-                             .otherwise(F.try_element_at(before, k)), known)
+    filled = per_key_column(F.col("primary_key"),
+                            lambda k: F.when(F.map_contains_key(after, k), F.try_element_at(after, k))
+                            .otherwise(F.try_element_at(before, k)), known)
     return (F.when(after.isNull(), F.lit(None))
             .when(F.coalesce(F.size(F.col("primary_key")), F.lit(0)) > 0, F.to_json(filled))
             .otherwise(image_key("after", known=known)))
@@ -83,7 +70,7 @@ def _complete_key(image: str, known: Sequence[Sequence[str]] = ()) -> Column:
     """The key of ``image`` when the image holds every key column (a key-only or missing before image cannot
     say whether the key changed)."""
     img = F.col(image)
-    has_all = F.array_min(_per_key_column(lambda k: F.map_contains_key(img, k), known)) | \
+    has_all = F.array_min(per_key_column(F.col("primary_key"), lambda k: F.map_contains_key(img, k), known)) | \
         (F.size(F.col("primary_key")) == 0)
     return F.when(img.isNotNull() & has_all, image_key(image, known=known))
 

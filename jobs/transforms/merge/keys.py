@@ -7,13 +7,14 @@ UPDATE: before overlaid with after); ``base`` marks a row of the ``--base`` stat
 
 from __future__ import annotations
 
-from typing import Any, Optional, Sequence
+from typing import Sequence
 
 from pyspark.sql import Column as SparkColumn
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
 from .order import rank_column
+from ..key_lookup import per_key_column
 from ..sequence import sequence_or_empty
 
 ROW_HASH = "#row"  # first element of the key of a table without primary key: ["#row", sha256]
@@ -87,20 +88,10 @@ SORT_COLUMNS = ["table_name", "_key", "_base", "rank", "sequence", "pos_source",
 
 def _key_values(pk: SparkColumn, first: SparkColumn, second: SparkColumn,
                 known: Sequence[Sequence[str]]) -> SparkColumn:
-    """The key's values: each key column from ``first`` when it has it, else from ``second``. For the key
-    column lists in ``known`` (the tables' declared keys, a handful) the lookups are spelled out with the names as
-    literals, which Spark compiles; any other list takes the lambda form, which it interprets per element
-    (3-4x the CPU)."""
-    def value(k: Any) -> SparkColumn:
-        return F.when(F.map_contains_key(first, k), F.element_at(first, k)).otherwise(F.element_at(second, k))
-
-    generic = F.transform(pk, value)
-    spelled: Optional[SparkColumn] = None
-    for names in known:
-        cond = pk == F.array(*[F.lit(n) for n in names])
-        values = F.array(*[value(F.lit(n)) for n in names])
-        spelled = F.when(cond, values) if spelled is None else spelled.when(cond, values)
-    return generic if spelled is None else spelled.otherwise(generic)
+    """The key's values: each key column from ``first`` when it has it, else from ``second``; the lists in
+    ``known`` compiled (``key_lookup``)."""
+    return per_key_column(pk, lambda k: F.when(F.map_contains_key(first, k), F.element_at(first, k))
+                          .otherwise(F.element_at(second, k)), known)
 
 
 # The event columns the merge keys and applies (``prepare_events`` reads no other); events equal in all of them but
