@@ -1,5 +1,6 @@
 package cdcreplay.codecs.canal;
 
+import cdcreplay.codecs.JsonChecks;
 import cdcreplay.codecs.OrjsonText;
 import cdcreplay.codecs.PlainDecoder;
 import com.fasterxml.jackson.core.JsonFactory;
@@ -25,8 +26,6 @@ import java.util.regex.Pattern;
 public final class CanalJsonPlain implements PlainDecoder {
     private static final JsonFactory FACTORY = new JsonFactory();
     private static final Object NULL = new Object();  // JSON null (absent keys are Java null)
-    private static final int MAX_DEPTH = 255;
-    private static final int MAX_NAME = 256;
     private static final String[] DERIVED_KEYS = {"database", "table", "pkNames", "es", "ts", "id", "mysqlType",
             "sqlType", "type", "isDdl", "sql", "data", "old"};
 
@@ -52,67 +51,19 @@ public final class CanalJsonPlain implements PlainDecoder {
     public List<Object[]> rows(byte[] buf, int off, int len) {
         try {
             return decode(buf, off, len);
-        } catch (Bail | java.io.IOException e) {
+        } catch (Bail | JsonChecks.Decline | java.io.IOException e) {
             return null;  // not a plain message, or not one this twin is sure of: the Python codec decides
         }
     }
 
     // ---------------------------------------------------------------------------------------------- parse
 
-    /** What plain_rows checks on the bytes: no bare -0, nesting within orjson's limit, and (orjson refuses
-     *  what Jackson may take) valid UTF-8 without a byte order mark. One pass, no allocation. */
-    private static void checkRaw(byte[] raw, int off, int len) {
-        int depth = 0;
-        int n = off + len;
-        if (len >= 3 && raw[off] == (byte) 0xEF && raw[off + 1] == (byte) 0xBB && raw[off + 2] == (byte) 0xBF) {
-            throw BAIL;
-        }
-        for (int i = off; i < n; i++) {
-            int b = raw[i];
-            if (b >= 0) {
-                if (b == '[' || b == '{') {
-                    depth++;
-                } else if (b == '-' && i + 2 < n && raw[i + 1] == '0') {
-                    byte c = raw[i + 2];
-                    if (!(c == '.' || (c >= '0' && c <= '9') || c == 'e' || c == 'E')) throw BAIL;  // -0
-                }
-                continue;
-            }
-            // A multi-byte UTF-8 sequence: no overlong form, no surrogate, nothing above U+10FFFF.
-            int c = b & 0xff;
-            int more = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
-            if (more == 0 || i + more >= n) throw BAIL;
-            int c1 = raw[i + 1] & 0xff;
-            if (c == 0xE0 && c1 < 0xA0 || c == 0xED && c1 > 0x9F || c == 0xF0 && c1 < 0x90 || c == 0xF4 && c1 > 0x8F) {
-                throw BAIL;
-            }
-            for (int k = 1; k <= more; k++) {
-                if ((raw[i + k] & 0xC0) != 0x80) throw BAIL;
-            }
-            i += more;
-        }
-        if (depth > MAX_DEPTH) throw BAIL;
-    }
-
-    /** A string orjson would have read the same: no unpaired surrogate (only a \\u escape can make one). */
-    private static String text(String s) {
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
-                i++;
-            } else if (Character.isSurrogate(c)) {
-                throw BAIL;
-            }
-        }
-        return s;
-    }
-
     private static Object read(JsonParser p, JsonToken t) throws java.io.IOException {
         switch (t) {
             case START_OBJECT: {
                 LinkedHashMap<String, Object> m = new LinkedHashMap<>();
                 for (JsonToken k = p.nextToken(); k != JsonToken.END_OBJECT; k = p.nextToken()) {
-                    String name = text(p.currentName());
+                    String name = JsonChecks.text(p.currentName());
                     if (m.put(name, read(p, p.nextToken())) != null) throw BAIL;  // a duplicate key
                 }
                 return m;
@@ -122,7 +73,7 @@ public final class CanalJsonPlain implements PlainDecoder {
                 for (JsonToken k = p.nextToken(); k != JsonToken.END_ARRAY; k = p.nextToken()) a.add(read(p, k));
                 return a;
             }
-            case VALUE_STRING: return text(p.getText());
+            case VALUE_STRING: return JsonChecks.text(p.getText());
             case VALUE_NUMBER_INT:
                 if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) throw BAIL;
                 return p.getLongValue();
@@ -134,18 +85,6 @@ public final class CanalJsonPlain implements PlainDecoder {
     }
 
     private static Object none(Object v) { return v == NULL ? null : v; }
-
-    private static boolean nameFits(Object v) {
-        if (v == null) return true;
-        if (!(v instanceof String)) return false;
-        String s = (String) v;
-        if (s.length() > MAX_NAME) return false;
-        for (int i = 0; i < s.length(); i++) {
-            char c = s.charAt(i);
-            if (c < 0x20 || c > 0x7e || c == '/' || c == ':') throw BAIL;  // isprintable() beyond ASCII: Python decides
-        }
-        return true;
-    }
 
     @SuppressWarnings("unchecked")
     private static boolean named(Object name) {
@@ -164,7 +103,7 @@ public final class CanalJsonPlain implements PlainDecoder {
 
     @SuppressWarnings("unchecked")
     private List<Object[]> decode(byte[] raw, int off, int len) throws java.io.IOException {
-        checkRaw(raw, off, len);
+        JsonChecks.checkRaw(raw, off, len);
         Object root;
         try (JsonParser p = FACTORY.createParser(raw, off, len)) {
             JsonToken t = p.nextToken();
@@ -181,7 +120,7 @@ public final class CanalJsonPlain implements PlainDecoder {
         if (isDdl != null && isDdl != Boolean.FALSE) throw BAIL;
         Object database = none(msg.get("database")), table = none(msg.get("table")), es = none(msg.get("es"));
         // A row message without its names is not the plain shape: decode names the missing field (required.py).
-        if (!(named(database) && named(table) && nameFits(database) && nameFits(table) && es instanceof Long))
+        if (!(named(database) && named(table) && JsonChecks.nameFits(database) && JsonChecks.nameFits(table) && es instanceof Long))
             throw BAIL;
         Object pkObj = none(msg.get("pkNames"));
         List<String> pk = new ArrayList<>();

@@ -1,0 +1,81 @@
+package cdcreplay.codecs;
+
+/**
+ * What a JVM decode checks before it trusts Jackson to have read a message as the Python codec's reader
+ * ({@code jsontext}, orjson) reads it: the bytes (UTF-8, nesting), the strings (no lone surrogate) and the names
+ * the event record takes ({@code contract.name_fits}). Each check declines (throws {@link #DECLINE}) where the
+ * Python side would read otherwise or name an error, so the Python codec decodes that message.
+ */
+public final class JsonChecks {
+    private JsonChecks() {}
+
+    /** Not a message this JVM decode is sure of: the Python codec decides. Thrown without a stack trace. */
+    public static final class Decline extends RuntimeException {
+        Decline() { super(null, null, false, false); }
+    }
+    public static final Decline DECLINE = new Decline();
+    private static final int MAX_DEPTH = 255;  // orjson's nesting limit (jsontext.MAX_DEPTH)
+    private static final int MAX_NAME = 256;   // contract.MAX_NAME
+
+    /** No bare -0 (orjson reads it as 0), at most MAX_DEPTH brackets, valid UTF-8 without a byte order mark
+     *  (Jackson takes some bytes the Python readers refuse). One pass, no allocation. */
+    public static void checkRaw(byte[] raw, int off, int len) {
+        int depth = 0;
+        int n = off + len;
+        if (len >= 3 && raw[off] == (byte) 0xEF && raw[off + 1] == (byte) 0xBB && raw[off + 2] == (byte) 0xBF) {
+            throw DECLINE;
+        }
+        for (int i = off; i < n; i++) {
+            int b = raw[i];
+            if (b >= 0) {
+                if (b == '[' || b == '{') {
+                    depth++;
+                } else if (b == '-' && i + 2 < n && raw[i + 1] == '0') {
+                    byte c = raw[i + 2];
+                    if (!(c == '.' || (c >= '0' && c <= '9') || c == 'e' || c == 'E')) throw DECLINE;  // -0
+                }
+                continue;
+            }
+            // A multi-byte UTF-8 sequence: no overlong form, no surrogate, nothing above U+10FFFF.
+            int c = b & 0xff;
+            int more = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
+            if (more == 0 || i + more >= n) throw DECLINE;
+            int c1 = raw[i + 1] & 0xff;
+            if (c == 0xE0 && c1 < 0xA0 || c == 0xED && c1 > 0x9F || c == 0xF0 && c1 < 0x90 || c == 0xF4 && c1 > 0x8F) {
+                throw DECLINE;
+            }
+            for (int k = 1; k <= more; k++) {
+                if ((raw[i + k] & 0xC0) != 0x80) throw DECLINE;
+            }
+            i += more;
+        }
+        if (depth > MAX_DEPTH) throw DECLINE;
+    }
+
+    /** A string the Python readers read the same: no unpaired surrogate (only a \\u escape can make one). */
+    public static String text(String s) {
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (Character.isHighSurrogate(c) && i + 1 < s.length() && Character.isLowSurrogate(s.charAt(i + 1))) {
+                i++;
+            } else if (Character.isSurrogate(c)) {
+                throw DECLINE;
+            }
+        }
+        return s;
+    }
+
+    /** A database or table name the event record takes: null, or text of at most MAX_NAME characters without
+     *  "/" or ":". Non-ASCII or unprintable text declines (Python's isprintable() decides it). */
+    public static boolean nameFits(Object v) {
+        if (v == null) return true;
+        if (!(v instanceof String)) return false;
+        String s = (String) v;
+        if (s.length() > MAX_NAME) return false;
+        for (int i = 0; i < s.length(); i++) {
+            char c = s.charAt(i);
+            if (c < 0x20 || c > 0x7e || c == '/' || c == ':') throw DECLINE;
+        }
+        return true;
+    }
+}
