@@ -5,12 +5,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 import json
 import re
-from typing import Any, Callable, Iterable, Mapping, NamedTuple, Optional, Sequence
+from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 from . import jsontext
 from .event import DecodeError, Event, Op, Position
 from .shared.required import NOTHING, Required
 from .shared.json_fix import apply_fix, derive_fix, fix_paths
+
+if TYPE_CHECKING:
+    from .shared.declared_rows import DeclaredRows
 
 
 # The type families the merged state types (``cdc_jobs.transforms.state_types``); the others are text anyway.
@@ -246,6 +249,9 @@ class Codec:
     # runs where the messages are in the JVM. None: no twin. Read only from the codec's own class
     # (``jvm_twin``), so a subclass that changes the decode never runs its parent's twin.
     jvm_plain_decoder: Optional[str] = None
+    # Or the roles of the message's keys for the one declared JVM decode of JSON row messages
+    # (``shared.declared_rows.DeclaredRows``), read from the codec's own class as well.
+    jvm_declaration: Optional["DeclaredRows"] = None
     # Whether ``container_decoder`` names JVM twins (``ContainerDecoder.jvm_rows``) for the layouts it reads: then the
     # decode step may read this codec's Avro container archives as blocks for the JVM. Read from the codec's own
     # class only, as ``jvm_plain_decoder`` is.
@@ -326,8 +332,10 @@ def group_by_message(events: Iterable[Event]) -> list[list[Event]]:
 
 
 def jvm_twin(codec: Codec) -> Optional[str]:
-    """The codec's JVM twin of ``plain_rows`` (``Codec.jvm_plain_decoder``), declared by its own class."""
-    return type(codec).__dict__.get("jvm_plain_decoder")
+    """What decodes the codec's line messages in the JVM, from its own class: the twin of ``plain_rows``
+    (``Codec.jvm_plain_decoder``, a class name) or the declaration's text (``Codec.jvm_declaration``)."""
+    declared = type(codec).__dict__.get("jvm_declaration")
+    return declared.text() if declared is not None else type(codec).__dict__.get("jvm_plain_decoder")
 
 
 def jvm_container_twins(codec: Codec) -> bool:

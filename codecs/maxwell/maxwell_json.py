@@ -26,6 +26,7 @@ from typing import Any, Optional, Sequence
 from ..base import TYPED_FAMILIES, Capabilities, Codec, untyped
 from ..event import EncodeError, Event, Op, Position
 from ..jsontext import JsonNumber
+from ..shared.declared_rows import DeclaredRows
 from ..shared.required import OBJECT, STRING, Required, need, same_needs
 from ..shared.json_cells import declared, read_image, render_image, rendering
 from ..shared.json_fix import fix_paths
@@ -69,6 +70,16 @@ class MaxwellJsonCodec(Codec):
               "position when output (else ts): a foreign sequence that is not (file number, offset) is not "
               "carried; xid is the transaction id (no begin/commit records); no truncate or heartbeat.",
     )
+
+    # The JVM's declared decode of the plain row messages (shared.declared_rows); what it declines (DDL, bootstrap
+    # markers, a binlog position, cells written as booleans or JSON...) ``events`` decodes.
+    jvm_declaration = DeclaredRows(
+        op=("type", {kind: op.value for kind, op in ROW_TYPES.items()}), images=(("row", "data"), ("changed", "old")),
+        reads={"database": ("database", "text"), "table": ("table", "text"), "seconds": ("ts", "integer"),
+               "transaction_id": ("xid", "integer"), "primary_key": ("primary_key_columns", "text")},
+        writes={"database": "database", "table": "table", "type": "op", "ts": "seconds_number",
+                "xid": "transaction_number", "primary_key_columns": "key_list"},
+        sequence_from_seconds=True, declines=("position",))
 
     # ---------------------------------------------------------------------------------------------- decode
 

@@ -30,6 +30,7 @@ import pyarrow.compute as pc
 
 from ..base import TYPED_FAMILIES, Capabilities, EncodedMessage, PlainColumns, ddl_op, row_key, untyped
 from ..shared import arrow_json
+from ..shared.declared_rows import DeclaredRows
 from ..shared.json_fix import derive_fix, fix_paths
 from ..shared.value_text import int_field, is_json_number, is_text, render, scalar_text
 from ..event import Column, EncodeError, Event, Image, Op, Position
@@ -87,6 +88,23 @@ class OmsDefaultCodec(OmsJsonCodec):
         notes="no column types (only bare-number vs string); event time in whole seconds; no transaction "
               "begin/commit markers; TRUNCATE travels as a DDL record.",
     )
+
+    # The JVM's declared decode of the plain row records (shared.declared_rows); what it declines (DDL, heartbeats,
+    # an image the record type does not carry, typed or boolean cells...) ``_event`` decodes.
+    jvm_declaration = DeclaredRows(
+        op=("recordType", {kind: op.value for kind, op in RECORD_TYPES.items() if op.is_data}),
+        images=(("after", "postStruct"), ("before", "prevStruct")),
+        reads={"database": (f"{META}.db", "text"), "table": (f"{META}.table_name", "text"),
+               "tenant": (f"{META}.dbType", "text"), "primary_key": (f"{META}.record_primary_key", "text"),
+               "seconds": (f"{META}.timestamp", "scalar"), "sequence": (f"{META}.storeDataSequence", "scalar"),
+               "transaction_id": (f"{META}.uniqueId", "scalar")},
+        writes={f"{META}.checkpoint": "seconds_text_or_null", f"{META}.record_primary_key": "key_text",
+                f"{META}.source_identity": "null", f"{META}.record_primary_value": "key_values",
+                f"{META}.dbType": "null", f"{META}.table_name": "table", f"{META}.db": "database",
+                f"{META}.timestamp": "seconds_text", f"{META}.storeDataSequence": "sequence_number",
+                f"{META}.uniqueId": "transaction_text", "recordType": "op"},
+        nested=(META,), key_separator=SEPARATOR, tenant_types=tuple(sorted(OCEANBASE_DB_TYPES)),
+        null_cells_declare=True, database_required=True)
 
     # ---------------------------------------------------------------------------------------------- decode
 

@@ -1,6 +1,7 @@
 """The decode step where the messages are in the JVM: line files of a format whose codec has a JVM twin of its
-fast path (``Codec.jvm_plain_decoder``, built by ``cdc_jobs.jvm``), and Avro container files of a layout whose
-container fast path has one (``ContainerDecoder.jvm_rows``).
+fast path (``Codec.jvm_plain_decoder``, built by ``cdc_jobs.jvm``) or declares its keys' roles for the declared
+decode (``Codec.jvm_declaration``), and Avro container files of a layout whose container fast path has a twin
+(``ContainerDecoder.jvm_rows``).
 
 The file reader's tasks hand Spark blocks of whole lines (``cdc_jobs.io.files.read_blocks``: no Python work per
 line). ``LineBlockDecode`` (``jobs/transforms/jvm/``) splits and numbers the lines as the Python reader does and
@@ -56,7 +57,7 @@ MIN_AVRO_BYTES = 8 * 1024 * 1024
 
 def runs(spark: SparkSession, fmt: str, files: list[str], layout: str = "lines") -> bool:
     """Whether this session decodes ``fmt`` in the JVM: its codec has a twin for the archive's ``layout`` ("lines":
-    ``jvm_plain_decoder``; "avro": container twins), the ``files`` are big enough to gain from it (``MIN_BYTES``,
+    ``jvm_plain_decoder`` or ``jvm_declaration``; "avro": container twins), the ``files`` are big enough to gain from it (``MIN_BYTES``,
     ``MIN_AVRO_BYTES``) or ``CDC_REPLAY_JVM_DECODE=on`` says so, and the jar is in the session."""
     from cdc_jobs import jvm
 

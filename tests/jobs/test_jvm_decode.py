@@ -80,17 +80,54 @@ def outputs(out: Path) -> dict:
     return got
 
 
-@pytest.mark.parametrize("to_format", [None, "oms-default"])
-def test_replay_in_the_jvm_gives_what_the_python_path_gives(spark, archive, tmp_path, monkeypatch, to_format):
+# Lines of a declared format's archive that the JVM declines (a cell kind it leaves to Python, a DDL record) or
+# takes with vendor fixes, and a broken line (the one dead letter), put in place of a simulated day's lines 3-8.
+ODD_LINES = {
+    "maxwell-json": {3: b'{"database":"shop","table":"t","type":"insert","ts":5,"data":{"a":{"b":1.50}},"commit":true}',
+                     4: b'{"database":"shop","table":"t","type":"update","ts":5,"xid":7,"xoffset":0,"data":{"a":1.50}}',
+                     5: b'{"database":"shop","table":"t","type":"table-create","ts":5000,"sql":"CREATE TABLE t (a json)"}',
+                     8: b'{"database":"shop","table":"customers","type":"update","data":{"id":1'},
+    "oms-default": {3: b'{"allMetaData":{"db":"shop","table_name":"t","dbType":"OB_MYSQL","checkpoint":"x"},'
+                       b'"recordType":"UPDATE","prevStruct":{"a":"1"},"postStruct":{"a":1.50}}',
+                    4: b'{"allMetaData":{"db":"ten.shop","table_name":"t","dbType":"OB_MYSQL","timestamp":"5",'
+                       b'"uniqueId":12},"recordType":"INSERT","prevStruct":null,"postStruct":{"a":1.50,"b":null}}',
+                    5: b'{"allMetaData":{"db":"shop","table_name":"t"},"recordType":"DDL","prevStruct":null,'
+                       b'"postStruct":{"ddl":"CREATE TABLE t (a int)"}}',
+                    8: b'{"allMetaData":{"db":"shop","table_name":"customers"},"recordType":"INSERT","postStruct":{'},
+}
+
+
+@pytest.fixture(scope="module")
+def declared_archives(tmp_path_factory) -> dict[str, Path]:
+    """An archive of each format with a declared JVM decode: a simulated day with ODD_LINES in it."""
+    out = {}
+    for fmt, odd in ODD_LINES.items():
+        root = tmp_path_factory.mktemp(fmt)
+        w = simulate(7, "2024-01-01", rows=40, changes=200)
+        path = root / "part-00000.jsonl"
+        write_archive(w.snapshot + w.changes, fmt, path)
+        lines = path.read_bytes().splitlines(keepends=True)
+        for i, line in odd.items():
+            lines[i] = line + b"\n"
+        path.write_bytes(b"".join(lines))
+        out[fmt] = root
+    return out
+
+
+@pytest.mark.parametrize("fmt, to_format", [("canal-json", None), ("canal-json", "oms-default"),
+                                            *((f, None) for f in ODD_LINES)])
+def test_replay_in_the_jvm_gives_what_the_python_path_gives(spark, request, tmp_path, monkeypatch, fmt, to_format):
+    archive = request.getfixturevalue("archive") if fmt == "canal-json" else request.getfixturevalue(
+        "declared_archives")[fmt]
     calls = []
     monkeypatch.setattr(jvm_decode, "decode_blocks", lambda *a, _f=jvm_decode.decode_blocks: calls.append(1) or _f(*a))
     extra = ["--to-format", to_format] if to_format else []
     monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "on")  # the archive is far below jvm_decode.MIN_BYTES
-    assert cli.main(["replay", "--source", str(archive), "--format", "canal-json", "--out",
+    assert cli.main(["replay", "--source", str(archive), "--format", fmt, "--out",
                      str(tmp_path / "jvm"), *extra]) == 0
     assert calls == [1], "the replay did not decode in the JVM"
     monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "off")
-    assert cli.main(["replay", "--source", str(archive), "--format", "canal-json", "--out",
+    assert cli.main(["replay", "--source", str(archive), "--format", fmt, "--out",
                      str(tmp_path / "python"), *extra]) == 0
     assert calls == [1]
     jvm_out, python_out = outputs(tmp_path / "jvm"), outputs(tmp_path / "python")

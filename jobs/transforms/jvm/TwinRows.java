@@ -1,5 +1,6 @@
 package cdcreplay.jobs;
 
+import cdcreplay.codecs.DeclaredJson;
 import cdcreplay.codecs.PlainDecoder;
 import org.apache.arrow.memory.BufferAllocator;
 import org.apache.arrow.memory.RootAllocator;
@@ -129,11 +130,13 @@ final class TwinRows implements AutoCloseable {
         count++;
     }
 
-    /** The twin class {@code name}, made once per adapter (an adapter lives as long as its task). */
-    static <T> T twin(Map<String, T> made, String name, Class<T> kind) throws ReflectiveOperationException {
+    /** The twin class {@code name}, or the declared decode of a declaration's JSON text ({@code jvm_twin}), made
+     *  once per adapter (an adapter lives as long as its task). */
+    static <T> T twin(Map<String, T> made, String name, Class<T> kind) throws Exception {
         T twin = made.get(name);
         if (twin == null) {
-            twin = kind.cast(Class.forName(name).getDeclaredConstructor().newInstance());
+            twin = kind.cast(name.startsWith("{") ? new DeclaredJson(name)
+                    : Class.forName(name).getDeclaredConstructor().newInstance());
             made.put(name, twin);
         }
         return twin;

@@ -1,0 +1,60 @@
+"""A codec's declaration for the one JVM decode of JSON row messages (``shared/jvm/DeclaredJson.java``): where a
+message's roles are read and what the encoder writes at each key it compares. The JVM decodes the messages of one
+row it can account for to exactly the rows the codec's ``decode`` gives, vendor fixes included
+(``tests/codecs/test_jvm_fast_paths.py``), and declines the rest, which the codec decodes. A format adds a
+declaration, not a decoder: the rules of each role and rendering are written once, in Java.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Mapping, Optional
+
+import orjson
+
+# How a role's value may be written: "text" (a string), "scalar" (a string or a bare number), "number", "integer"
+# (a bare number of digits). Another kind declines the message.
+READ_KINDS = frozenset({"text", "scalar", "number", "integer"})
+# What the encoder writes at a key (DeclaredJson.written): from the canonical fields the message was read to.
+RENDERINGS = frozenset({"null", "op", "database", "table", "seconds_number", "seconds_text", "seconds_text_or_null",
+                        "sequence_number", "transaction_text", "transaction_number", "key_list", "key_text",
+                        "key_values"})
+
+
+@dataclass(frozen=True)
+class DeclaredRows:
+    """``op``: (key path, {vendor value: canonical op}); the encoder writes an op as its first vendor value.
+    ``images``: (role, key path) in the order their columns are declared; roles "row" and "changed" (after, or
+    before for a DELETE; an UPDATE's changed columns over it) or "before" and "after". ``reads``: role -> (key
+    path, kind) for database, table, tenant (the type that says the database names a tenant, one of
+    ``tenant_types``), primary_key (a list, or one text joined by ``key_separator``), seconds (epoch seconds),
+    sequence, transaction_id. ``writes``: key path -> rendering, in the order the encoder writes them; every other
+    key of a message is kept as a fix, ``nested`` objects key by key. ``sequence_from_seconds``: a change without a
+    sequence is ordered by its seconds. ``null_cells_declare``: a column whose cells are all null is declared.
+    ``database_required``: a message without a database name is the codec's to name (the table always is)."""
+
+    op: tuple[str, Mapping[str, str]]
+    images: tuple[tuple[str, str], ...]
+    reads: Mapping[str, tuple[str, str]]
+    writes: Mapping[str, str]
+    nested: tuple[str, ...] = ()
+    key_separator: Optional[str] = None
+    tenant_types: tuple[str, ...] = ()
+    null_cells_declare: bool = False
+    sequence_from_seconds: bool = False
+    database_required: bool = False
+    declines: tuple[str, ...] = field(default=())
+
+    def __post_init__(self) -> None:
+        assert all(kind in READ_KINDS for _, kind in self.reads.values()), self.reads
+        assert set(self.writes.values()) <= RENDERINGS, self.writes
+
+    def text(self) -> str:
+        """The declaration as the JVM reads it (a JSON object; ``jvm_twin`` hands it to the decode step)."""
+        return orjson.dumps({
+            "op": [self.op[0], dict(self.op[1])], "images": [list(i) for i in self.images],
+            "reads": {role: list(at) for role, at in self.reads.items()}, "writes": dict(self.writes),
+            "nested": list(self.nested), "key_separator": self.key_separator, "tenant_types": list(self.tenant_types),
+            "null_cells_declare": self.null_cells_declare, "sequence_from_seconds": self.sequence_from_seconds,
+            "database_required": self.database_required,
+            "declines": list(self.declines)}).decode()
