@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 
+from cdc_codecs.base import jvm_container_twins, jvm_twin
 from cdc_codecs.registry import FORMATS, get_codec
 
 
@@ -15,8 +16,17 @@ def capability_rows() -> list[dict]:
         except ImportError as exc:
             rows.append({"format": name, "vendor": "?", "error": f"not available: {exc}"})
             continue
-        rows.append({"format": name, "vendor": codec.vendor, **codec.capabilities.as_dict()})
+        rows.append({"format": name, "vendor": codec.vendor, **codec.capabilities.as_dict(), "jvm": _jvm(codec)})
     return rows
+
+
+def _jvm(codec) -> str:
+    """Where a file replay decodes the format in Spark's JVM (``cdc_jobs.transforms.jvm_decode``; its plain
+    messages, the rest in Python): by a declaration of its keys' roles, or by a twin of its Python fast path."""
+    declared = type(codec).__dict__.get("jvm_declaration") is not None
+    kinds = [("declared" if declared else "twin") + ", line archives"] if jvm_twin(codec) else []
+    kinds += ["twin, Avro container archives"] if jvm_container_twins(codec) else []
+    return "; ".join(kinds) or "no"
 
 
 # How `replay --to-format` splits the work (see ``Capabilities.order_scope``).
@@ -26,17 +36,17 @@ _ORDER = {"key": "per key, in source order (encoded where decoded; shuffled by k
 
 
 def markdown_table(rows: list[dict]) -> str:
-    head = "| format | vendor | binary | typed values | update before image | update after image | delete image | key names | transactions | messages per update | re-encode order | declared losses | notes |"
-    lines = [head, "|" + "---|" * 13]
+    head = "| format | vendor | binary | typed values | update before image | update after image | delete image | key names | transactions | messages per update | re-encode order | JVM decode | declared losses | notes |"
+    lines = [head, "|" + "---|" * 14]
     for r in rows:
         if "error" in r:
-            lines.append(f"| `{r['format']}` | {r['vendor']} | | | | | | | | | | | {r['error']} |")
+            lines.append(f"| `{r['format']}` | {r['vendor']} | | | | | | | | | | | | {r['error']} |")
             continue
         lines.append(
             f"| `{r['format']}` | {r['vendor']} | {'yes' if r['binary'] else 'no'} | "
             f"{'yes' if r['typed_values'] else 'no'} | {r['before_image']} | {r['after_image']} | {r['delete_image']} | "
             f"{'yes' if r['primary_key'] else 'no'} | {'yes' if r['transactions'] else 'no'} | {r['messages_per_update']} | "
-            f"{_ORDER[r['order_scope']]} | {_losses(r['losses'])} | {r['notes']} |")
+            f"{_ORDER[r['order_scope']]} | {r['jvm']} | {_losses(r['losses'])} | {r['notes']} |")
     return "\n".join(lines)
 
 
