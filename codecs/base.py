@@ -338,6 +338,11 @@ def jvm_twin(codec: Codec) -> Optional[str]:
     return declared.text() if declared is not None else type(codec).__dict__.get("jvm_plain_decoder")
 
 
+def jvm_declared(codec: Codec) -> bool:
+    """Whether the codec's own class declares its keys' roles for the declared JVM decode (``jvm_declaration``)."""
+    return type(codec).__dict__.get("jvm_declaration") is not None
+
+
 def jvm_container_twins(codec: Codec) -> bool:
     """Whether the codec's own class names JVM twins of its container fast paths (``Codec.jvm_container_decoders``)."""
     return bool(type(codec).__dict__.get("jvm_container_decoders"))

@@ -22,6 +22,7 @@ from typing import Any, Optional
 
 from ..base import TYPED_FAMILIES, Capabilities, Codec, untyped
 from ..event import EncodeError, Event, Op, Position
+from ..shared.declared_rows import DeclaredRows
 from ..shared.required import OBJECT, STRING, Required, need
 from ..shared.json_cells import declared, read_image, render_image, rendering
 from ..shared.json_fix import fix_paths
@@ -63,6 +64,17 @@ class OggJsonCodec(Codec):
               "component, or two (trail sequence number, RBA) under 10^10, is written as pos, others are not "
               "carried; op_ts carries milliseconds (finer digits stay with own messages).",
     )
+
+    # The JVM's declared decode of the plain row records (shared.declared_rows); what it declines (truncates, a
+    # CATALOG.SCHEMA.TABLE name, cells written as booleans or JSON...) ``events`` decodes.
+    jvm_declaration = DeclaredRows(
+        op=("op_type", {code: op.value for code, op in OP_TYPES.items() if op.is_data}),
+        images=(("before", "before"), ("after", "after")),
+        reads={"table": ("table", "text"), "stamp": ("op_ts", "text"), "sequence": ("pos", "digits"),
+               "primary_key": ("primary_keys", "text")},
+        writes={"table": "qualified_table", "op_type": "op", "op_ts": "stamp_micros", "current_ts": "stamp_micros",
+                "pos": "sequence_digits20", "primary_keys": "key_list"},
+        qualified_table=True, compare_unwritten_images=True)
 
     # ---------------------------------------------------------------------------------------------- decode
 

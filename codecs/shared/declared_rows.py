@@ -12,13 +12,13 @@ from typing import Mapping, Optional
 
 import orjson
 
-# How a role's value may be written: "text" (a string), "scalar" (a string or a bare number), "number", "integer"
-# (a bare number of digits). Another kind declines the message.
-READ_KINDS = frozenset({"text", "scalar", "number", "integer"})
+# How a role's value may be written: "text" (a string), "digits" (a string of ASCII digits), "scalar" (a string
+# or a bare number), "number", "integer" (a bare number of digits). Another kind declines the message.
+READ_KINDS = frozenset({"text", "digits", "scalar", "number", "integer"})
 # What the encoder writes at a key (DeclaredJson.written): from the canonical fields the message was read to.
-RENDERINGS = frozenset({"null", "op", "database", "table", "seconds_number", "seconds_text", "seconds_text_or_null",
-                        "sequence_number", "transaction_text", "transaction_number", "key_list", "key_text",
-                        "key_values"})
+RENDERINGS = frozenset({"null", "op", "database", "table", "qualified_table", "seconds_number", "seconds_text",
+                        "seconds_text_or_null", "stamp_micros", "sequence_number", "sequence_digits20",
+                        "transaction_text", "transaction_number", "key_list", "key_text", "key_values"})
 
 
 @dataclass(frozen=True)
@@ -28,10 +28,13 @@ class DeclaredRows:
     before for a DELETE; an UPDATE's changed columns over it) or "before" and "after". ``reads``: role -> (key
     path, kind) for database, table, tenant (the type that says the database names a tenant, one of
     ``tenant_types``), primary_key (a list, or one text joined by ``key_separator``), seconds (epoch seconds),
-    sequence, transaction_id. ``writes``: key path -> rendering, in the order the encoder writes them; every other
-    key of a message is kept as a fix, ``nested`` objects key by key. ``sequence_from_seconds``: a change without a
-    sequence is ordered by its seconds. ``null_cells_declare``: a column whose cells are all null is declared.
-    ``database_required``: a message without a database name is the codec's to name (the table always is)."""
+    stamp (a UTC "YYYY-MM-DD HH:MM:SS.f" event time), sequence, transaction_id. ``writes``: key path -> rendering,
+    in the order the encoder writes them; every other key of a message is kept as a fix, ``nested`` objects key
+    by key. ``sequence_from_seconds``: a change without a sequence is ordered by its seconds.
+    ``null_cells_declare``: a column whose cells are all null is declared. ``database_required``: a message
+    without a database name is the codec's to name (the table always is). ``qualified_table``: the table role is
+    DATABASE.TABLE. ``compare_unwritten_images``: an image key the encoder does not write for the op (an insert's
+    before) is compared like any other key, not skipped."""
 
     op: tuple[str, Mapping[str, str]]
     images: tuple[tuple[str, str], ...]
@@ -43,6 +46,8 @@ class DeclaredRows:
     null_cells_declare: bool = False
     sequence_from_seconds: bool = False
     database_required: bool = False
+    qualified_table: bool = False
+    compare_unwritten_images: bool = False
     declines: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
@@ -56,5 +61,6 @@ class DeclaredRows:
             "reads": {role: list(at) for role, at in self.reads.items()}, "writes": dict(self.writes),
             "nested": list(self.nested), "key_separator": self.key_separator, "tenant_types": list(self.tenant_types),
             "null_cells_declare": self.null_cells_declare, "sequence_from_seconds": self.sequence_from_seconds,
-            "database_required": self.database_required,
+            "database_required": self.database_required, "qualified_table": self.qualified_table,
+            "compare_unwritten_images": self.compare_unwritten_images,
             "declines": list(self.declines)}).decode()

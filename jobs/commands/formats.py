@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from cdc_codecs.base import jvm_container_twins, jvm_twin
+from cdc_codecs.base import jvm_container_twins, jvm_declared, jvm_twin
 from cdc_codecs.registry import FORMATS, get_codec
 
 
@@ -23,8 +23,7 @@ def capability_rows() -> list[dict]:
 def _jvm(codec) -> str:
     """Where a file replay decodes the format in Spark's JVM (``cdc_jobs.transforms.jvm_decode``; its plain
     messages, the rest in Python): by a declaration of its keys' roles, or by a twin of its Python fast path."""
-    declared = type(codec).__dict__.get("jvm_declaration") is not None
-    kinds = [("declared" if declared else "twin") + ", line archives"] if jvm_twin(codec) else []
+    kinds = [("declared" if jvm_declared(codec) else "twin") + ", line archives"] if jvm_twin(codec) else []
     kinds += ["twin, Avro container archives"] if jvm_container_twins(codec) else []
     return "; ".join(kinds) or "no"
 

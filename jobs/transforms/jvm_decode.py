@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from cdc_codecs import get_codec
-from cdc_codecs.base import jvm_container_twins, jvm_twin
+from cdc_codecs.base import jvm_container_twins, jvm_declared, jvm_twin
 from cdc_codecs.event_schema import DECODED_ARROW
 from cdc_codecs.shared.plain_rows import DECODED_ROW, RECORD_AT, TWIN_FIELDS, data_row
 
@@ -49,6 +49,12 @@ LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
 # 20.3 (no gain: registering the jar and the hand-over cost what the decode saves), 250 MB 36.0 vs 44.0 (-18%),
 # 501 MB 71.3 vs 90.0 (-21%). The saving grows about linearly, from zero near 100-130 MB.
 MIN_BYTES = 192 * 1024 * 1024
+# Formats decoded by a declaration (``Codec.jvm_declaration``) gain sooner still: their Python decode is the whole
+# recipe (exact parse, events, the derived message and its comparison), 2-3x canal-json's Python fast path.
+# bench.run, warm sessions, JVM vs Python, best of 2 (2026-11-29): maxwell-json 50k messages (12 MB) 1.9 vs 2.9 s,
+# 200k (46 MB) 3.1 vs 5.8 s; oms-default 50k 2.2 vs 3.2 s, 200k 4.3 vs 7.0 s; ogg-json 200k 4.3 vs 7.1 s. Fresh
+# `cdc-replay replay` processes of maxwell-json, alternated: 12 MB 11.4-11.6 vs 11.7-12.1 s, 2.5 MB 10.0 vs 10.1.
+MIN_DECLARED_BYTES = 8 * 1024 * 1024
 # Avro container archives gain much sooner: fastavro's read of a record costs several times a JSON line's parse.
 # Fresh ``cdc-replay replay`` processes of dts-avro (bench records), JVM vs Python: 2.3 MB 17.1-18.2 s vs
 # 17.3-17.6 s (even), 23 MB 20.2-20.6 s vs 24.9-27.7 s, 68 MB 28.1-28.3 s vs 37.4-39.1 s.
@@ -57,15 +63,17 @@ MIN_AVRO_BYTES = 8 * 1024 * 1024
 
 def runs(spark: SparkSession, fmt: str, files: list[str], layout: str = "lines") -> bool:
     """Whether this session decodes ``fmt`` in the JVM: its codec has a twin for the archive's ``layout`` ("lines":
-    ``jvm_plain_decoder`` or ``jvm_declaration``; "avro": container twins), the ``files`` are big enough to gain from it (``MIN_BYTES``,
-    ``MIN_AVRO_BYTES``) or ``CDC_REPLAY_JVM_DECODE=on`` says so, and the jar is in the session."""
+    ``jvm_plain_decoder`` or ``jvm_declaration``; "avro": container twins), the ``files`` are big enough to gain
+    from it (``MIN_BYTES``, ``MIN_DECLARED_BYTES``, ``MIN_AVRO_BYTES``) or ``CDC_REPLAY_JVM_DECODE=on`` says so, and
+    the jar is in the session."""
     from cdc_jobs import jvm
 
     mode = jvm.mode()
     codec = get_codec(fmt)
     if mode == "off" or not (jvm_container_twins(codec) if layout == "avro" else jvm_twin(codec)):
         return False
-    if mode == "auto" and not _at_least(files, MIN_AVRO_BYTES if layout == "avro" else MIN_BYTES):
+    least = MIN_AVRO_BYTES if layout == "avro" else MIN_DECLARED_BYTES if jvm_declared(codec) else MIN_BYTES
+    if mode == "auto" and not _at_least(files, least):
         return False
     return jvm.available(spark)
 

@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from cdc_codecs import DecodeError, Position, available_formats, get_codec
 from cdc_codecs.contract import check_events
 from cdc_codecs.records import to_record
-from cdc_codecs.base import jvm_container_twins, jvm_twin
+from cdc_codecs.base import jvm_container_twins, jvm_declared, jvm_twin
 from cdc_codecs.shared.avro import NAMED_TYPES, avro_dumps, avro_loads
 from cdc_codecs.shared.plain_rows import DECODED_ROW, TWIN_FIELDS
 from cdc_jobs.transforms.jvm_decode import LINE_FIELDS
@@ -70,10 +70,10 @@ def declared_inputs(fmt: str) -> list[bytes]:
     return raws + [i.raw for i in corpus(fmt, 300, ten_mb_line=False)]
 
 
-INPUTS = {"canal-json": canal_inputs, **{f: partial(declared_inputs, f) for f in ("maxwell-json", "oms-default")}}
+INPUTS = {"canal-json": canal_inputs, **{f: partial(declared_inputs, f) for f in ("maxwell-json", "oms-default", "ogg-json")}}
 # How much of what the Python side takes the JVM must take. The declared formats' inputs are mostly values of
 # every JSON kind (booleans, objects) in cells and metadata, DDL and control records, left to Python by design.
-TAKEN_SHARE = {"canal-json": 0.6, "maxwell-json": 0.4, "oms-default": 0.3}
+TAKEN_SHARE = {"canal-json": 0.6, "maxwell-json": 0.4, "oms-default": 0.3, "ogg-json": 0.3}
 
 # Codecs whose container fast paths have JVM twins (``ContainerDecoder.jvm_rows``), with their inputs: the
 # container records the Python fast path's own tests use (``test_dts_avro_rows``: fixtures, the scenario and their
@@ -122,7 +122,7 @@ def python_rows(fmt: str, raw: bytes, line: int):
     """What the twin must equal: the Python fast path's rows, or for a declared JVM decode the codec's ``decode``
     (None where it names an error: the JVM must decline those)."""
     codec = get_codec(fmt)
-    if type(codec).__dict__.get("jvm_declaration") is None:
+    if not jvm_declared(codec):
         return plain_dicts(codec.plain_rows(raw, ("archive", -1, line, None, None, [])))
     try:
         events = codec.decode(raw, Position("archive", -1, line))

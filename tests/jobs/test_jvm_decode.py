@@ -94,6 +94,12 @@ ODD_LINES = {
                     5: b'{"allMetaData":{"db":"shop","table_name":"t"},"recordType":"DDL","prevStruct":null,'
                        b'"postStruct":{"ddl":"CREATE TABLE t (a int)"}}',
                     8: b'{"allMetaData":{"db":"shop","table_name":"customers"},"recordType":"INSERT","postStruct":{'},
+    "ogg-json": {3: b'{"table":"SHOP.T","op_type":"I","op_ts":"2024-01-01 00:00:01.123456","pos":"00000000010000001234",'
+                    b'"after":{"A":1.50,"B":true}}',
+                 4: b'{"table":"SHOP.T","op_type":"U","op_ts":"2024-01-01 00:00:01.5","pos":"7","primary_keys":["A"],'
+                    b'"before":{"A":1},"after":{"A":2,"C":null},"tokens":{"k":"v"}}',
+                 5: b'{"table":"SHOP.T","op_type":"T","op_ts":"2024-01-01 00:00:03.000000"}',
+                 8: b'{"table":"SHOP.CUSTOMERS","op_type":"I","after":{"ID":1'},
 }
 
 
@@ -154,6 +160,19 @@ def test_by_default_only_an_archive_big_enough_to_gain_decodes_in_the_jvm(spark,
     monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "fast")
     assert replay("typo") != 0 and calls == [1]
     assert "CDC_REPLAY_JVM_DECODE='fast': expected one of auto, on, off" in capsys.readouterr().err
+
+
+def test_a_declared_format_decodes_in_the_jvm_from_its_own_size(spark, declared_archives, monkeypatch):
+    """A declared format's Python decode is the whole recipe, so its archives gain from the JVM sooner than a
+    twin's (MIN_DECLARED_BYTES, not MIN_BYTES)."""
+    monkeypatch.delenv("CDC_REPLAY_JVM_DECODE", raising=False)
+    files = [str(p) for p in declared_archives["maxwell-json"].rglob("*.jsonl")]
+    size = sum(Path(f).stat().st_size for f in files)
+    monkeypatch.setattr(jvm_decode, "MIN_BYTES", size + 1)
+    monkeypatch.setattr(jvm_decode, "MIN_DECLARED_BYTES", size)
+    assert jvm_decode.runs(spark, "maxwell-json", files) and not jvm_decode.runs(spark, "canal-json", files)
+    monkeypatch.setattr(jvm_decode, "MIN_DECLARED_BYTES", size + 1)
+    assert not jvm_decode.runs(spark, "maxwell-json", files)
 
 
 @pytest.fixture(scope="module")

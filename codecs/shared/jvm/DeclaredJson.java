@@ -32,6 +32,10 @@ public final class DeclaredJson implements PlainDecoder {
     private static final BigDecimal[] NO_SEQUENCE = new BigDecimal[0];
     private static final Pattern INTEGER = Pattern.compile("-?[0-9]{1,19}");
     private static final Pattern INTEGER_LITERAL = Pattern.compile("-?[0-9]+");
+    private static final Pattern DIGITS = Pattern.compile("[0-9]+");
+    // GoldenGate's op_ts: "YYYY-MM-DD HH:MM:SS[.fraction]", UTC
+    private static final Pattern STAMP = Pattern.compile(
+            "([0-9]{4})-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\\.([0-9]{1,9}))?");
 
     /** A bare JSON number: its literal, as jsontext keeps it. */
     private static final class Num {
@@ -55,11 +59,12 @@ public final class DeclaredJson implements PlainDecoder {
     private final Map<String, String> kinds = new HashMap<>();
     private final List<String> imageRoles = new ArrayList<>();
     private final List<String[]> imagePaths = new ArrayList<>();
+    private final List<String> skippedOrder = new ArrayList<>();  // the images' key paths, in imageRoles' order
     private final LinkedHashMap<String, String> writes = new LinkedHashMap<>();  // key path -> rendering
     private final Set<String> nested = new HashSet<>(), skipped = new HashSet<>(), declined = new HashSet<>();
     private final Set<String> tenantTypes = new HashSet<>();
     private final String keySeparator;
-    private final boolean nullCellsDeclare, sequenceFromSeconds, databaseRequired;
+    private final boolean nullCellsDeclare, sequenceFromSeconds, databaseRequired, qualifiedTable, unwrittenImages;
     private final Map<List<Object>, List<Object[]>> columnLists = new HashMap<>();
 
     /** {@code declaration}: the JSON text {@code DeclaredRows.text()} writes. */
@@ -84,6 +89,7 @@ public final class DeclaredJson implements PlainDecoder {
             imageRoles.add((String) ((List<Object>) image).get(0));
             imagePaths.add(((String) ((List<Object>) image).get(1)).split("\\."));
             skipped.add((String) ((List<Object>) image).get(1));
+            skippedOrder.add((String) ((List<Object>) image).get(1));
         }
         ((Map<String, Object>) d.get("writes")).forEach((k, v) -> writes.put(k, (String) v));
         for (Object k : (List<Object>) d.get("nested")) nested.add((String) k);
@@ -94,6 +100,8 @@ public final class DeclaredJson implements PlainDecoder {
         nullCellsDeclare = d.get("null_cells_declare") == Boolean.TRUE;
         sequenceFromSeconds = d.get("sequence_from_seconds") == Boolean.TRUE;
         databaseRequired = d.get("database_required") == Boolean.TRUE;
+        qualifiedTable = d.get("qualified_table") == Boolean.TRUE;
+        unwrittenImages = d.get("compare_unwritten_images") == Boolean.TRUE;
     }
 
     @Override
@@ -148,9 +156,11 @@ public final class DeclaredJson implements PlainDecoder {
         if (path == null) return null;
         Object v = at(msg, path);
         if (v == MISSING || v == NULL) return null;
-        String kind = kinds.get(role);  // text, scalar (text or a number), number, integer (a number of digits)
+        // text, digits (text of ASCII digits), scalar (text or a number), number, integer (a number of digits)
+        String kind = kinds.get(role);
         if (v instanceof String && (kind.equals("text") || kind.equals("scalar"))) return (String) v;
-        if (v instanceof Num && !kind.equals("text")
+        if (v instanceof String && kind.equals("digits") && DIGITS.matcher((String) v).matches()) return (String) v;
+        if (v instanceof Num && !kind.equals("text") && !kind.equals("digits")
                 && (!kind.equals("integer") || INTEGER_LITERAL.matcher(((Num) v).text).matches())) {
             return ((Num) v).text;
         }
@@ -183,6 +193,12 @@ public final class DeclaredJson implements PlainDecoder {
         if (row.op == null) throw JsonChecks.DECLINE;
         row.database = role(msg, "database");
         row.table = role(msg, "table");
+        if (qualifiedTable && row.table != null) {  // SCHEMA.TABLE: database.table; a third level (a schema) declines
+            String[] parts = row.table.split("\\.", -1);
+            if (parts.length > 2) throw JsonChecks.DECLINE;
+            row.database = parts.length == 2 && !parts[0].isEmpty() ? parts[0] : null;
+            row.table = parts[parts.length - 1];
+        }
         if (row.table == null || row.table.isEmpty() || databaseRequired && (row.database == null
                 || row.database.isEmpty())) {
             throw JsonChecks.DECLINE;  // required (shared/required.py): decode names it
@@ -198,9 +214,12 @@ public final class DeclaredJson implements PlainDecoder {
         if (!(JsonChecks.nameFits(row.database) && JsonChecks.nameFits(row.table))) throw JsonChecks.DECLINE;
         String seconds = role(msg, "seconds");
         if (seconds != null) row.ms = Math.multiplyExact(integer(seconds), 1000L);  // the record's int64
+        String stamp = role(msg, "stamp");
+        if (stamp != null) row.ms = stampMillis(stamp);
         String sequence = role(msg, "sequence");
         if (sequence != null) {
-            row.sequence = new BigDecimal[] {BigDecimal.valueOf(integer(sequence))};
+            if (!INTEGER_LITERAL.matcher(sequence).matches() || sequence.length() > 38) throw JsonChecks.DECLINE;
+            row.sequence = new BigDecimal[] {new BigDecimal(new java.math.BigInteger(sequence))};
         } else if (sequenceFromSeconds && seconds != null && !"SNAPSHOT".equals(row.op)) {
             row.sequence = new BigDecimal[] {BigDecimal.valueOf(integer(seconds))};
         }
@@ -230,6 +249,33 @@ public final class DeclaredJson implements PlainDecoder {
         List<Object[]> rows = new ArrayList<>(1);
         rows.add(r);
         return rows;
+    }
+
+    /** A UTC wall-clock stamp as epoch milliseconds (the fraction cut to milliseconds); declines what is not a
+     *  date and time of years 1-9999. */
+    private static long stampMillis(String text) {
+        java.util.regex.Matcher m = STAMP.matcher(text);
+        if (!m.matches()) throw JsonChecks.DECLINE;
+        int year = Integer.parseInt(m.group(1));
+        if (year < 1) throw JsonChecks.DECLINE;
+        long seconds;
+        try {
+            seconds = java.time.LocalDateTime.of(year, Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3)),
+                    Integer.parseInt(m.group(4)), Integer.parseInt(m.group(5)), Integer.parseInt(m.group(6)))
+                    .toEpochSecond(java.time.ZoneOffset.UTC);
+        } catch (java.time.DateTimeException e) {
+            throw JsonChecks.DECLINE;
+        }
+        String fraction = m.group(7) == null ? "0" : m.group(7);
+        return seconds * 1000L + Integer.parseInt((fraction + "00").substring(0, 3));
+    }
+
+    /** Epoch milliseconds as "YYYY-MM-DD HH:MM:SS.ffffff" (microseconds), as the encoder writes a stamp. */
+    private static String stampText(long ms) {
+        java.time.LocalDateTime t = java.time.LocalDateTime.ofEpochSecond(Math.floorDiv(ms, 1000L),
+                (int) Math.floorMod(ms, 1000L) * 1_000_000, java.time.ZoneOffset.UTC);
+        return String.format("%04d-%02d-%02d %02d:%02d:%02d.%06d", t.getYear(), t.getMonthValue(), t.getDayOfMonth(),
+                t.getHour(), t.getMinute(), t.getSecond(), t.getNano() / 1000);
     }
 
     /** The primary key: a list of names, or one text of names joined by the separator. */
@@ -348,6 +394,14 @@ public final class DeclaredJson implements PlainDecoder {
             case "seconds_text": return row.ms == null ? MISSING : Long.toString(Math.floorDiv(row.ms, 1000L));
             case "seconds_text_or_null": return row.ms == null ? NULL : Long.toString(Math.floorDiv(row.ms, 1000L));
             case "sequence_number": return row.sequence.length == 1 ? new Num(row.sequence[0].toPlainString()) : MISSING;
+            case "sequence_digits20": {  // one non-negative component, at least 20 digits (GoldenGate's pos)
+                if (row.sequence.length != 1 || row.sequence[0].signum() < 0) return MISSING;
+                String digits = row.sequence[0].toPlainString();
+                return "0".repeat(Math.max(0, 20 - digits.length())) + digits;
+            }
+            case "stamp_micros": return row.ms == null ? MISSING : stampText(row.ms);
+            case "qualified_table": return row.database == null || row.database.isEmpty() ? row.table
+                    : row.database + "." + row.table;
             case "transaction_text": return row.txn == null ? MISSING : row.txn;
             case "transaction_number": return row.txn == null || !digits(row.txn) ? MISSING
                     : new Num(new java.math.BigInteger(row.txn).toString());
@@ -381,7 +435,7 @@ public final class DeclaredJson implements PlainDecoder {
         LinkedHashSet<String> keys = new LinkedHashSet<>(msg.keySet());
         for (String path : writes.keySet()) keys.add(path.split("\\.")[0]);
         for (String key : keys) {
-            if (skipped.contains(key)) continue;
+            if (skipped.contains(key) && !(unwrittenImages && !imageWritten(key, row.op))) continue;
             Object original = msg.getOrDefault(key, MISSING);
             if (nested.contains(key) && original instanceof Map) {
                 LinkedHashSet<String> subs = new LinkedHashSet<>(((Map<String, Object>) original).keySet());
@@ -398,6 +452,17 @@ public final class DeclaredJson implements PlainDecoder {
             }
         }
         if (vendor.length() > start) vendor.append(']');
+    }
+
+    /** Whether the encoder writes the image at this key for the op: before for an UPDATE or DELETE, after (or the
+     *  row) for all but a DELETE, an UPDATE's changed columns. */
+    private boolean imageWritten(String key, String op) {
+        String role = imageRoles.get(skippedOrder.indexOf(key));
+        switch (role) {
+            case "before": return "UPDATE".equals(op) || "DELETE".equals(op);
+            case "changed": return "UPDATE".equals(op);
+            default: return !"DELETE".equals(op) || role.equals("row");
+        }
     }
 
     private void compare(StringBuilder vendor, int start, String[] path, Object original, Row row) {
