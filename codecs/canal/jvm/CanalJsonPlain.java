@@ -259,41 +259,8 @@ public final class CanalJsonPlain implements PlainDecoder {
     /** jsontext.dumps of the value as orjson read it: compact JSON, keys in their order. */
     private static String literal(Object v) {
         StringBuilder b = new StringBuilder();
-        json(b, v);
+        OrjsonText.json(b, v, NULL);
         return b.toString();
-    }
-
-    @SuppressWarnings("unchecked")
-    private static void json(StringBuilder b, Object v) {
-        if (v == NULL) {
-            b.append("null");
-        } else if (v instanceof Boolean || v instanceof Long) {
-            b.append(v);
-        } else if (v instanceof String) {
-            OrjsonText.quote(b, (String) v);
-        } else if (v instanceof Map) {
-            b.append('{');
-            boolean first = true;
-            for (Map.Entry<String, Object> e : ((Map<String, Object>) v).entrySet()) {
-                if (!first) b.append(',');
-                OrjsonText.quote(b, e.getKey());
-                b.append(':');
-                json(b, e.getValue());
-                first = false;
-            }
-            b.append('}');
-        } else if (v instanceof List) {
-            b.append('[');
-            boolean first = true;
-            for (Object x : (List<Object>) v) {
-                if (!first) b.append(',');
-                json(b, x);
-                first = false;
-            }
-            b.append(']');
-        } else {
-            throw BAIL;
-        }
     }
 
     // --------------------------------------------------------------------------- Alibaba's byte and time text

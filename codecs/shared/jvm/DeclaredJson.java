@@ -41,6 +41,7 @@ public final class DeclaredJson implements PlainDecoder {
     private static final class Num {
         final String text;
         Num(String text) { this.text = text; }
+        @Override public String toString() { return text; }
     }
 
     /** What one message says, in canonical terms: what the renderings of {@code writes} are made from. */
@@ -475,7 +476,7 @@ public final class DeclaredJson implements PlainDecoder {
         } else if (derived == MISSING || !same(original, derived)) {
             fix(vendor, start, path);
             StringBuilder literal = new StringBuilder();
-            json(literal, original);
+            OrjsonText.json(literal, original, NULL);
             OrjsonText.quote(vendor, literal.toString());
             vendor.append(']');
         }
@@ -508,39 +509,5 @@ public final class DeclaredJson implements PlainDecoder {
             OrjsonText.quote(vendor, path[i]);
         }
         vendor.append("],");
-    }
-
-    /** jsontext.dumps of a parsed value: compact JSON, keys in order, numbers as written. */
-    @SuppressWarnings("unchecked")
-    private static void json(StringBuilder b, Object v) {
-        if (v == NULL) {
-            b.append("null");
-        } else if (v instanceof Boolean) {
-            b.append(v);
-        } else if (v instanceof Num) {
-            b.append(((Num) v).text);
-        } else if (v instanceof String) {
-            OrjsonText.quote(b, (String) v);
-        } else if (v instanceof Map) {
-            b.append('{');
-            boolean first = true;
-            for (Map.Entry<String, Object> e : ((Map<String, Object>) v).entrySet()) {
-                if (!first) b.append(',');
-                OrjsonText.quote(b, e.getKey());
-                b.append(':');
-                json(b, e.getValue());
-                first = false;
-            }
-            b.append('}');
-        } else {
-            b.append('[');
-            boolean first = true;
-            for (Object x : (List<Object>) v) {
-                if (!first) b.append(',');
-                json(b, x);
-                first = false;
-            }
-            b.append(']');
-        }
     }
 }

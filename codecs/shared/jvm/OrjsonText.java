@@ -32,4 +32,39 @@ public final class OrjsonText {
         }
         out.append('"');
     }
+    /**
+     * A parsed JSON value as compact JSON text ({@code jsontext.dumps}: keys in order, no spaces): {@code jsonNull}
+     * (the caller's marker of a JSON null) as null, strings quoted as orjson quotes them, objects and lists
+     * element by element, anything else (booleans, numbers, a number's literal) as its {@code toString()}.
+     */
+    @SuppressWarnings("unchecked")
+    public static void json(StringBuilder b, Object v, Object jsonNull) {
+        if (v == jsonNull) {
+            b.append("null");
+        } else if (v instanceof String) {
+            quote(b, (String) v);
+        } else if (v instanceof java.util.Map) {
+            b.append('{');
+            boolean first = true;
+            for (java.util.Map.Entry<String, Object> e : ((java.util.Map<String, Object>) v).entrySet()) {
+                if (!first) b.append(',');
+                quote(b, e.getKey());
+                b.append(':');
+                json(b, e.getValue(), jsonNull);
+                first = false;
+            }
+            b.append('}');
+        } else if (v instanceof java.util.List) {
+            b.append('[');
+            boolean first = true;
+            for (Object x : (java.util.List<Object>) v) {
+                if (!first) b.append(',');
+                json(b, x, jsonNull);
+                first = false;
+            }
+            b.append(']');
+        } else {
+            b.append(v);
+        }
+    }
 }
