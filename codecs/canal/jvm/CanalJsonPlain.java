@@ -58,30 +58,15 @@ public final class CanalJsonPlain implements PlainDecoder {
 
     // ---------------------------------------------------------------------------------------------- parse
 
+    /** orjson's reading of a number: an integer in 64 bits; a float or a bigger integer declines (orjson loses
+     *  a float's literal; Python decides). */
+    private static Object number(JsonParser p, JsonToken t) throws java.io.IOException {
+        if (t != JsonToken.VALUE_NUMBER_INT || p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) throw BAIL;
+        return p.getLongValue();
+    }
+
     private static Object read(JsonParser p, JsonToken t) throws java.io.IOException {
-        switch (t) {
-            case START_OBJECT: {
-                LinkedHashMap<String, Object> m = new LinkedHashMap<>();
-                for (JsonToken k = p.nextToken(); k != JsonToken.END_OBJECT; k = p.nextToken()) {
-                    String name = JsonChecks.text(p.currentName());
-                    if (m.put(name, read(p, p.nextToken())) != null) throw BAIL;  // a duplicate key
-                }
-                return m;
-            }
-            case START_ARRAY: {
-                ArrayList<Object> a = new ArrayList<>();
-                for (JsonToken k = p.nextToken(); k != JsonToken.END_ARRAY; k = p.nextToken()) a.add(read(p, k));
-                return a;
-            }
-            case VALUE_STRING: return JsonChecks.text(p.getText());
-            case VALUE_NUMBER_INT:
-                if (p.getNumberType() == JsonParser.NumberType.BIG_INTEGER) throw BAIL;
-                return p.getLongValue();
-            case VALUE_TRUE: return Boolean.TRUE;
-            case VALUE_FALSE: return Boolean.FALSE;
-            case VALUE_NULL: return NULL;
-            default: throw BAIL;  // floats (orjson loses their literal), embedded objects
-        }
+        return JsonChecks.tree(p, t, NULL, CanalJsonPlain::number);
     }
 
     private static Object none(Object v) { return v == NULL ? null : v; }

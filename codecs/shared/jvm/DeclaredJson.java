@@ -115,27 +115,7 @@ public final class DeclaredJson implements PlainDecoder {
     }
 
     private static Object read(JsonParser p, JsonToken t) throws java.io.IOException {
-        switch (t) {
-            case START_OBJECT: {
-                LinkedHashMap<String, Object> m = new LinkedHashMap<>();
-                for (JsonToken k = p.nextToken(); k != JsonToken.END_OBJECT; k = p.nextToken()) {
-                    String name = JsonChecks.text(p.currentName());
-                    if (m.put(name, read(p, p.nextToken())) != null) throw JsonChecks.DECLINE;  // a duplicate key
-                }
-                return m;
-            }
-            case START_ARRAY: {
-                ArrayList<Object> a = new ArrayList<>();
-                for (JsonToken k = p.nextToken(); k != JsonToken.END_ARRAY; k = p.nextToken()) a.add(read(p, k));
-                return a;
-            }
-            case VALUE_STRING: return JsonChecks.text(p.getText());
-            case VALUE_NUMBER_INT: case VALUE_NUMBER_FLOAT: return new Num(p.getText());  // the literal as written
-            case VALUE_TRUE: return Boolean.TRUE;
-            case VALUE_FALSE: return Boolean.FALSE;
-            case VALUE_NULL: return NULL;
-            default: throw JsonChecks.DECLINE;
-        }
+        return JsonChecks.tree(p, t, NULL, (q, token) -> new Num(q.getText()));  // a number's literal as written
     }
 
     /** The value at a key path, MISSING where a key is absent; NULL for a JSON null on the way (read as absent

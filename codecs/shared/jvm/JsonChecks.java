@@ -1,9 +1,15 @@
 package cdcreplay.codecs;
 
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+
 /**
  * What a JVM decode checks before it trusts Jackson to have read a message as the Python codec's reader
  * ({@code jsontext}, orjson) reads it: the bytes (UTF-8, nesting), the strings (no lone surrogate) and the names
- * the event record takes ({@code contract.name_fits}). Each check declines (throws {@link #DECLINE}) where the
+ * the event record takes ({@code contract.name_fits}), and the message's tree read with them. Each check declines (throws {@link #DECLINE}) where the
  * Python side would read otherwise or name an error, so the Python codec decodes that message.
  */
 public final class JsonChecks {
@@ -77,5 +83,38 @@ public final class JsonChecks {
             if (c < 0x20 || c > 0x7e || c == '/' || c == ':') throw DECLINE;
         }
         return true;
+    }
+    /** How a decode reads a number token: its literal, or a long (declining what the Python side reads otherwise). */
+    public interface Numbers {
+        Object read(JsonParser p, JsonToken t) throws java.io.IOException;
+    }
+
+    /** The JSON value at the parser's current token {@code t}: objects as LinkedHashMaps (a duplicate key declines:
+     *  the Python readers keep its last value at its first place), arrays as ArrayLists, strings checked by
+     *  {@link #text}, numbers as {@code numbers} reads them, true/false as Booleans, null as {@code jsonNull}. */
+    public static Object tree(JsonParser p, JsonToken t, Object jsonNull, Numbers numbers) throws java.io.IOException {
+        switch (t) {
+            case START_OBJECT: {
+                LinkedHashMap<String, Object> m = new LinkedHashMap<>();
+                for (JsonToken k = p.nextToken(); k != JsonToken.END_OBJECT; k = p.nextToken()) {
+                    String name = text(p.currentName());
+                    if (m.put(name, tree(p, p.nextToken(), jsonNull, numbers)) != null) throw DECLINE;
+                }
+                return m;
+            }
+            case START_ARRAY: {
+                ArrayList<Object> a = new ArrayList<>();
+                for (JsonToken k = p.nextToken(); k != JsonToken.END_ARRAY; k = p.nextToken()) {
+                    a.add(tree(p, k, jsonNull, numbers));
+                }
+                return a;
+            }
+            case VALUE_STRING: return text(p.getText());
+            case VALUE_NUMBER_INT: case VALUE_NUMBER_FLOAT: return numbers.read(p, t);
+            case VALUE_TRUE: return Boolean.TRUE;
+            case VALUE_FALSE: return Boolean.FALSE;
+            case VALUE_NULL: return jsonNull;
+            default: throw DECLINE;  // embedded objects
+        }
     }
 }
