@@ -74,7 +74,7 @@ class OggJsonCodec(Codec):
                "primary_key": ("primary_keys", "text")},
         writes={"table": "qualified_table", "op_type": "op", "op_ts": "stamp_micros", "current_ts": "stamp_micros",
                 "pos": "sequence_digits20", "primary_keys": "key_list"},
-        qualified_table=True, compare_unwritten_images=True)
+        qualified_table="one_dot", compare_unwritten_images=True)
 
     # ---------------------------------------------------------------------------------------------- decode
 

@@ -20,6 +20,7 @@ from decimal import Decimal
 from typing import Any, Optional
 
 from ..base import TYPED_FAMILIES, Capabilities, untyped
+from ..shared.declared_rows import DeclaredRows
 from ..shared.json_fix import fix_paths
 from ..shared.value_text import int_field, is_text, render
 from ..event import Column, EncodeError, Event, Image, Op, Position
@@ -65,6 +66,19 @@ class OmsSharePlexCodec(OmsJsonCodec):
               "primary-key names (rowid has values only); event time in whole seconds, no zone; no DDL, "
               "heartbeat, snapshot or transaction markers (snapshot rows are written as ins).",
     )
+
+    # The JVM's declared decode of the plain records (shared.declared_rows); what it declines (cells written as
+    # booleans or JSON, an update whose data names columns its key lacks...) ``_event`` decodes.
+    jvm_declaration = DeclaredRows(
+        op=("meta.op", {code: op.value for code, op in OPS.items()}),
+        images=(("row", "data"), ("update_before", "key")),
+        reads={"table": ("meta.table", "text"), "stamp_seconds": ("meta.time", "text"),
+               "sequence": ("meta.scn", "scalar"), "sequence_next": ("meta.seq", "scalar"),
+               "transaction_id": ("meta.trans", "text")},
+        writes={"meta.op": "op", "meta.table": "qualified_table", "meta.rowid": "row_id",
+                "meta.time": "stamp_seconds", "meta.posttime": "stamp_seconds", "meta.trans": "transaction_text",
+                "meta.scn": "sequence_first_text", "meta.seq": "sequence_second_number"},
+        nested=("meta",), qualified_table="first_dot", null_cells_declare=True)
 
     # ---------------------------------------------------------------------------------------------- decode
 

@@ -17,23 +17,27 @@ import orjson
 READ_KINDS = frozenset({"text", "digits", "scalar", "number", "integer"})
 # What the encoder writes at a key (DeclaredJson.written): from the canonical fields the message was read to.
 RENDERINGS = frozenset({"null", "op", "database", "table", "qualified_table", "seconds_number", "seconds_text",
-                        "seconds_text_or_null", "stamp_micros", "sequence_number", "sequence_digits20",
-                        "transaction_text", "transaction_number", "key_list", "key_text", "key_values"})
+                        "seconds_text_or_null", "stamp_micros", "stamp_seconds", "sequence_number",
+                        "sequence_digits20", "sequence_first_text", "sequence_second_number", "transaction_text",
+                        "transaction_number", "key_list", "key_text", "key_values", "row_id"})
 
 
 @dataclass(frozen=True)
 class DeclaredRows:
     """``op``: (key path, {vendor value: canonical op}); the encoder writes an op as its first vendor value.
     ``images``: (role, key path) in the order their columns are declared; roles "row" and "changed" (after, or
-    before for a DELETE; an UPDATE's changed columns over it) or "before" and "after". ``reads``: role -> (key
+    before for a DELETE; an UPDATE's changed columns over it), "row" and "update_before" (an UPDATE's changed
+    columns and its whole before), or "before" and "after". ``reads``: role -> (key
     path, kind) for database, table, tenant (the type that says the database names a tenant, one of
     ``tenant_types``), primary_key (a list, or one text joined by ``key_separator``), seconds (epoch seconds),
-    stamp (a UTC "YYYY-MM-DD HH:MM:SS.f" event time), sequence, transaction_id. ``writes``: key path -> rendering,
+    stamp (a UTC "YYYY-MM-DD HH:MM:SS.f" event time), stamp_seconds ("YYYY-MM-DDTHH:MM:SS"), sequence (and
+    sequence_next, its second component), transaction_id. ``writes``: key path -> rendering,
     in the order the encoder writes them; every other key of a message is kept as a fix, ``nested`` objects key
     by key. ``sequence_from_seconds``: a change without a sequence is ordered by its seconds.
     ``null_cells_declare``: a column whose cells are all null is declared. ``database_required``: a message
-    without a database name is the codec's to name (the table always is). ``qualified_table``: the table role is
-    DATABASE.TABLE. ``compare_unwritten_images``: an image key the encoder does not write for the op (an insert's
+    without a database name is the codec's to name (the table always is). ``qualified_table``: the table role
+    names the database too, "one_dot" (DATABASE.TABLE, a third level declines) or "first_dot" (split at the first
+    dot). ``compare_unwritten_images``: an image key the encoder does not write for the op (an insert's
     before) is compared like any other key, not skipped."""
 
     op: tuple[str, Mapping[str, str]]
@@ -46,7 +50,7 @@ class DeclaredRows:
     null_cells_declare: bool = False
     sequence_from_seconds: bool = False
     database_required: bool = False
-    qualified_table: bool = False
+    qualified_table: Optional[str] = None
     compare_unwritten_images: bool = False
     declines: tuple[str, ...] = field(default=())
 

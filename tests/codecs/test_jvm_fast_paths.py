@@ -70,10 +70,13 @@ def declared_inputs(fmt: str) -> list[bytes]:
     return raws + [i.raw for i in corpus(fmt, 300, ten_mb_line=False)]
 
 
-INPUTS = {"canal-json": canal_inputs, **{f: partial(declared_inputs, f) for f in ("maxwell-json", "oms-default", "ogg-json")}}
+# Every format with a declared JVM decode is compared on its own inputs.
+DECLARED = [f for f in available_formats() if jvm_declared(get_codec(f))]
+INPUTS = {"canal-json": canal_inputs, **{f: partial(declared_inputs, f) for f in DECLARED}}
 # How much of what the Python side takes the JVM must take. The declared formats' inputs are mostly values of
 # every JSON kind (booleans, objects) in cells and metadata, DDL and control records, left to Python by design.
-TAKEN_SHARE = {"canal-json": 0.6, "maxwell-json": 0.4, "oms-default": 0.3, "ogg-json": 0.3}
+TAKEN_SHARE = {"canal-json": 0.6, "maxwell-json": 0.4, **{f: 0.3 for f in DECLARED if f != "maxwell-json"}}
+
 
 # Codecs whose container fast paths have JVM twins (``ContainerDecoder.jvm_rows``), with their inputs: the
 # container records the Python fast path's own tests use (``test_dts_avro_rows``: fixtures, the scenario and their

@@ -85,7 +85,8 @@ def outputs(out: Path) -> dict:
 ODD_LINES = {
     "maxwell-json": {3: b'{"database":"shop","table":"t","type":"insert","ts":5,"data":{"a":{"b":1.50}},"commit":true}',
                      4: b'{"database":"shop","table":"t","type":"update","ts":5,"xid":7,"xoffset":0,"data":{"a":1.50}}',
-                     5: b'{"database":"shop","table":"t","type":"table-create","ts":5000,"sql":"CREATE TABLE t (a json)"}',
+                     5: b'{"database":"shop","table":"t","type":"table-create","ts":5000,'
+                        b'"sql":"CREATE TABLE t (a json)"}',
                      8: b'{"database":"shop","table":"customers","type":"update","data":{"id":1'},
     "oms-default": {3: b'{"allMetaData":{"db":"shop","table_name":"t","dbType":"OB_MYSQL","checkpoint":"x"},'
                        b'"recordType":"UPDATE","prevStruct":{"a":"1"},"postStruct":{"a":1.50}}',
@@ -94,12 +95,18 @@ ODD_LINES = {
                     5: b'{"allMetaData":{"db":"shop","table_name":"t"},"recordType":"DDL","prevStruct":null,'
                        b'"postStruct":{"ddl":"CREATE TABLE t (a int)"}}',
                     8: b'{"allMetaData":{"db":"shop","table_name":"customers"},"recordType":"INSERT","postStruct":{'},
-    "ogg-json": {3: b'{"table":"SHOP.T","op_type":"I","op_ts":"2024-01-01 00:00:01.123456","pos":"00000000010000001234",'
-                    b'"after":{"A":1.50,"B":true}}',
+    "ogg-json": {3: b'{"table":"SHOP.T","op_type":"I","op_ts":"2024-01-01 00:00:01.123456",'
+                    b'"pos":"00000000010000001234","after":{"A":1.50,"B":true}}',
                  4: b'{"table":"SHOP.T","op_type":"U","op_ts":"2024-01-01 00:00:01.5","pos":"7","primary_keys":["A"],'
                     b'"before":{"A":1},"after":{"A":2,"C":null},"tokens":{"k":"v"}}',
                  5: b'{"table":"SHOP.T","op_type":"T","op_ts":"2024-01-01 00:00:03.000000"}',
                  8: b'{"table":"SHOP.CUSTOMERS","op_type":"I","after":{"ID":1'},
+    "oms-shareplex": {3: b'{"meta":{"op":"upd","table":"SHOP.T","time":"2024-01-01T00:00:01","scn":"5","seq":2},'
+                         b'"data":{"A":2,"B":"x"},"key":{"A":1}}',
+                      4: b'{"meta":{"op":"ins","table":"SHOP.T","time":"2024-01-01T00:00:01","scn":"0007","trans":"t",'
+                         b'"rowid":"AAA"},"data":{"A":1.50,"C":null},"extra":1}',
+                      5: b'{"meta":{"op":"del","table":"SHOP.T","time":"2024-1-1T1:2:3"},"data":{"A":1}}',
+                      8: b'{"meta":{"op":"ins","table":"SHOP.CUSTOMERS"},"data":{"ID":1'},
 }
 
 

@@ -36,6 +36,9 @@ public final class DeclaredJson implements PlainDecoder {
     // GoldenGate's op_ts: "YYYY-MM-DD HH:MM:SS[.fraction]", UTC
     private static final Pattern STAMP = Pattern.compile(
             "([0-9]{4})-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\\.([0-9]{1,9}))?");
+    // OMS SharePlex's meta.time: "YYYY-MM-DDTHH:MM:SS", UTC
+    private static final Pattern STAMP_SECONDS = Pattern.compile(
+            "([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})");
 
     /** A bare JSON number: its literal, as jsontext keeps it. */
     private static final class Num {
@@ -65,7 +68,8 @@ public final class DeclaredJson implements PlainDecoder {
     private final Set<String> nested = new HashSet<>(), skipped = new HashSet<>(), declined = new HashSet<>();
     private final Set<String> tenantTypes = new HashSet<>();
     private final String keySeparator;
-    private final boolean nullCellsDeclare, sequenceFromSeconds, databaseRequired, qualifiedTable, unwrittenImages;
+    private final boolean nullCellsDeclare, sequenceFromSeconds, databaseRequired, unwrittenImages;
+    private final String qualifiedTable;  // the table role names the database too: "one_dot" or "first_dot"
     private final Map<List<Object>, List<Object[]>> columnLists = new HashMap<>();
 
     /** {@code declaration}: the JSON text {@code DeclaredRows.text()} writes. */
@@ -101,7 +105,7 @@ public final class DeclaredJson implements PlainDecoder {
         nullCellsDeclare = d.get("null_cells_declare") == Boolean.TRUE;
         sequenceFromSeconds = d.get("sequence_from_seconds") == Boolean.TRUE;
         databaseRequired = d.get("database_required") == Boolean.TRUE;
-        qualifiedTable = d.get("qualified_table") == Boolean.TRUE;
+        qualifiedTable = d.get("qualified_table") instanceof String ? (String) d.get("qualified_table") : null;
         unwrittenImages = d.get("compare_unwritten_images") == Boolean.TRUE;
     }
 
@@ -174,11 +178,15 @@ public final class DeclaredJson implements PlainDecoder {
         if (row.op == null) throw JsonChecks.DECLINE;
         row.database = role(msg, "database");
         row.table = role(msg, "table");
-        if (qualifiedTable && row.table != null) {  // SCHEMA.TABLE: database.table; a third level (a schema) declines
+        if ("one_dot".equals(qualifiedTable) && row.table != null) {  // SCHEMA.TABLE; a third level declines
             String[] parts = row.table.split("\\.", -1);
             if (parts.length > 2) throw JsonChecks.DECLINE;
             row.database = parts.length == 2 && !parts[0].isEmpty() ? parts[0] : null;
             row.table = parts[parts.length - 1];
+        } else if ("first_dot".equals(qualifiedTable) && row.table != null && row.table.indexOf('.') >= 0) {
+            int dot = row.table.indexOf('.');  // database.table, split at the first dot
+            row.database = row.table.substring(0, dot);
+            row.table = row.table.substring(dot + 1);
         }
         if (row.table == null || row.table.isEmpty() || databaseRequired && (row.database == null
                 || row.database.isEmpty())) {
@@ -196,11 +204,13 @@ public final class DeclaredJson implements PlainDecoder {
         String seconds = role(msg, "seconds");
         if (seconds != null) row.ms = Math.multiplyExact(integer(seconds), 1000L);  // the record's int64
         String stamp = role(msg, "stamp");
-        if (stamp != null) row.ms = stampMillis(stamp);
-        String sequence = role(msg, "sequence");
-        if (sequence != null) {
-            if (!INTEGER_LITERAL.matcher(sequence).matches() || sequence.length() > 38) throw JsonChecks.DECLINE;
-            row.sequence = new BigDecimal[] {new BigDecimal(new java.math.BigInteger(sequence))};
+        if (stamp != null) row.ms = stampMillis(stamp, STAMP);
+        String stampSeconds = role(msg, "stamp_seconds");
+        if (stampSeconds != null) row.ms = stampMillis(stampSeconds, STAMP_SECONDS);
+        String sequence = role(msg, "sequence"), next = role(msg, "sequence_next");
+        if (sequence != null || next != null) {
+            row.sequence = sequence != null && next != null ? new BigDecimal[] {component(sequence), component(next)}
+                    : new BigDecimal[] {component(sequence == null ? next : sequence)};
         } else if (sequenceFromSeconds && seconds != null && !"SNAPSHOT".equals(row.op)) {
             row.sequence = new BigDecimal[] {BigDecimal.valueOf(integer(seconds))};
         }
@@ -212,6 +222,7 @@ public final class DeclaredJson implements PlainDecoder {
         LinkedHashMap<String, Boolean> numbers = new LinkedHashMap<>();
         Map<String, LinkedHashMap<String, String>> images = new HashMap<>();
         for (int i = 0; i < imageRoles.size(); i++) {
+            if (imageRoles.get(i).equals("update_before") && !"UPDATE".equals(row.op)) continue;  // not read
             Object image = at(msg, imagePaths.get(i));
             if (image == MISSING || image == NULL) continue;
             if (!(image instanceof Map)) throw JsonChecks.DECLINE;
@@ -232,10 +243,16 @@ public final class DeclaredJson implements PlainDecoder {
         return rows;
     }
 
+    /** A sequence component: an integer literal within the record's 38 digits. */
+    private static BigDecimal component(String text) {
+        if (!INTEGER_LITERAL.matcher(text).matches() || text.length() > 38) throw JsonChecks.DECLINE;
+        return new BigDecimal(new java.math.BigInteger(text));
+    }
+
     /** A UTC wall-clock stamp as epoch milliseconds (the fraction cut to milliseconds); declines what is not a
      *  date and time of years 1-9999. */
-    private static long stampMillis(String text) {
-        java.util.regex.Matcher m = STAMP.matcher(text);
+    private static long stampMillis(String text, Pattern pattern) {
+        java.util.regex.Matcher m = pattern.matcher(text);
         if (!m.matches()) throw JsonChecks.DECLINE;
         int year = Integer.parseInt(m.group(1));
         if (year < 1) throw JsonChecks.DECLINE;
@@ -247,7 +264,7 @@ public final class DeclaredJson implements PlainDecoder {
         } catch (java.time.DateTimeException e) {
             throw JsonChecks.DECLINE;
         }
-        String fraction = m.group(7) == null ? "0" : m.group(7);
+        String fraction = m.groupCount() < 7 || m.group(7) == null ? "0" : m.group(7);
         return seconds * 1000L + Integer.parseInt((fraction + "00").substring(0, 3));
     }
 
@@ -280,11 +297,21 @@ public final class DeclaredJson implements PlainDecoder {
         }
     }
 
-    /** before/after from the images the op carries (others decline); an UPDATE's changed columns over its row,
-     *  their names kept as vendor old_keys. */
-    private static void placeImages(Row row, Map<String, LinkedHashMap<String, String>> images, StringBuilder vendor) {
+    /** before/after from the images the op carries (others decline): an UPDATE's changed columns over its row,
+     *  their names kept as vendor old_keys; or its changed columns with its before apart; or full images. */
+    private void placeImages(Row row, Map<String, LinkedHashMap<String, String>> images, StringBuilder vendor) {
         LinkedHashMap<String, String> full = images.get("row");
         boolean update = "UPDATE".equals(row.op), delete = "DELETE".equals(row.op);
+        if (imageRoles.contains("update_before")) {  // a row (an UPDATE's changed columns), its before apart
+            if (full == null) throw JsonChecks.DECLINE;
+            row.before = update ? images.get("update_before") : delete ? full : null;
+            row.after = delete ? null : full;
+            // an update's columns the before lacks: the codec writes a warning
+            if (update && (row.before == null || !row.before.keySet().containsAll(full.keySet()))) {
+                throw JsonChecks.DECLINE;
+            }
+            return;
+        }
         if (full != null || images.containsKey("changed")) {  // a row and its changed columns (Maxwell)
             LinkedHashMap<String, String> changed = images.get("changed");
             if (full == null || changed != null && !update) throw JsonChecks.DECLINE;
@@ -371,16 +398,39 @@ public final class DeclaredJson implements PlainDecoder {
                 String db = row.tenant != null && row.database != null ? row.tenant + "." + row.database : row.database;
                 return db == null ? NULL : db;
             }
-            case "seconds_number": return row.ms == null ? MISSING : new Num(Long.toString(Math.floorDiv(row.ms, 1000L)));
+            case "seconds_number": return row.ms == null ? MISSING
+                    : new Num(Long.toString(Math.floorDiv(row.ms, 1000L)));
             case "seconds_text": return row.ms == null ? MISSING : Long.toString(Math.floorDiv(row.ms, 1000L));
             case "seconds_text_or_null": return row.ms == null ? NULL : Long.toString(Math.floorDiv(row.ms, 1000L));
-            case "sequence_number": return row.sequence.length == 1 ? new Num(row.sequence[0].toPlainString()) : MISSING;
+            case "sequence_number": return row.sequence.length == 1 ? new Num(row.sequence[0].toPlainString())
+                    : MISSING;
             case "sequence_digits20": {  // one non-negative component, at least 20 digits (GoldenGate's pos)
                 if (row.sequence.length != 1 || row.sequence[0].signum() < 0) return MISSING;
                 String digits = row.sequence[0].toPlainString();
                 return "0".repeat(Math.max(0, 20 - digits.length())) + digits;
             }
             case "stamp_micros": return row.ms == null ? MISSING : stampText(row.ms);
+            case "stamp_seconds": {  // strftime("%Y-%m-%dT%H:%M:%S"), whose year below 1000 is not padded
+                if (row.ms == null) return MISSING;
+                String text = stampText(row.ms);
+                if (text.startsWith("0")) throw JsonChecks.DECLINE;
+                return text.substring(0, 10) + "T" + text.substring(11, 19);
+            }
+            case "sequence_first_text": return row.sequence.length == 1 || row.sequence.length == 2
+                    ? row.sequence[0].toPlainString() : MISSING;
+            case "sequence_second_number": return row.sequence.length == 2 ? new Num(row.sequence[1].toPlainString())
+                    : MISSING;
+            case "row_id": {  // the qualified table, "-", the key's values (the before of an update)
+                boolean inserted = "INSERT".equals(row.op) || "SNAPSHOT".equals(row.op);
+                Map<String, String> image = inserted ? row.after : row.before;
+                StringBuilder b = new StringBuilder((String) written("qualified_table", row)).append('-');
+                for (int i = 0; i < row.key.size(); i++) {
+                    if (i > 0) b.append(keySeparator);
+                    String v = image == null ? null : image.get(row.key.get(i));
+                    if (v != null) b.append(v);
+                }
+                return b.toString();
+            }
             case "qualified_table": return row.database == null || row.database.isEmpty() ? row.table
                     : row.database + "." + row.table;
             case "transaction_text": return row.txn == null ? MISSING : row.txn;

@@ -9,8 +9,9 @@ import java.util.LinkedHashMap;
 /**
  * What a JVM decode checks before it trusts Jackson to have read a message as the Python codec's reader
  * ({@code jsontext}, orjson) reads it: the bytes (UTF-8, nesting), the strings (no lone surrogate) and the names
- * the event record takes ({@code contract.name_fits}), and the message's tree read with them. Each check declines (throws {@link #DECLINE}) where the
- * Python side would read otherwise or name an error, so the Python codec decodes that message.
+ * the event record takes ({@code contract.name_fits}), and the message's tree read with them. Each check declines
+ * (throws {@link #DECLINE}) where the Python side would read otherwise or name an error, so the Python codec
+ * decodes that message.
  */
 public final class JsonChecks {
     private JsonChecks() {}
