@@ -44,16 +44,16 @@ LINE_SPARK = T.BinaryType()
 LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
 
 
-# Line archives smaller than this decode in Python unless ``CDC_REPLAY_JVM_DECODE=on``. Measured on the one
-# pipeline, canal-json replays in one session, JVM vs Python, best of 2 CPU-s (bench/RESULTS.md): 100 MB 21.8 vs
+# Line archives of a format with a twin (``Codec.jvm_plain_decoder``) smaller than this decode in Python unless
+# ``CDC_REPLAY_JVM_DECODE=on``: the twin's Python counterpart is a fast path itself. Measured on the one pipeline,
+# replays of the twin's format in one session, JVM vs Python, best of 2 CPU-s (bench/RESULTS.md): 100 MB 21.8 vs
 # 20.3 (no gain: registering the jar and the hand-over cost what the decode saves), 250 MB 36.0 vs 44.0 (-18%),
 # 501 MB 71.3 vs 90.0 (-21%). The saving grows about linearly, from zero near 100-130 MB.
 MIN_BYTES = 192 * 1024 * 1024
-# Formats decoded by a declaration (``Codec.jvm_declaration``) gain sooner still: their Python decode is the whole
-# recipe (exact parse, events, the derived message and its comparison), 2-3x canal-json's Python fast path.
-# bench.run, warm sessions, JVM vs Python, best of 2 (2026-11-29): maxwell-json 50k messages (12 MB) 1.9 vs 2.9 s,
-# 200k (46 MB) 3.1 vs 5.8 s; oms-default 50k 2.2 vs 3.2 s, 200k 4.3 vs 7.0 s; ogg-json 200k 4.3 vs 7.1 s. Fresh
-# `cdc-replay replay` processes of maxwell-json, alternated: 12 MB 11.4-11.6 vs 11.7-12.1 s, 2.5 MB 10.0 vs 10.1.
+# Formats decoded by a declaration (``Codec.jvm_declaration``) gain sooner: their Python decode is the whole recipe
+# (exact parse, events, the derived message and its comparison), 2-3x a twin's Python fast path. Measured
+# (bench/RESULTS.md, the declared decode), JVM vs Python: warm sessions 31-46% faster from 50k messages (12-20 MB);
+# fresh `cdc-replay replay` processes 12 MB 11.4-11.6 vs 11.7-12.1 s, 2.5 MB 10.0 vs 10.1 (even).
 MIN_DECLARED_BYTES = 8 * 1024 * 1024
 # Avro container archives gain much sooner: fastavro's read of a record costs several times a JSON line's parse.
 # Fresh ``cdc-replay replay`` processes of dts-avro (bench records), JVM vs Python: 2.3 MB 17.1-18.2 s vs
