@@ -63,9 +63,9 @@ public final class DeclaredJson implements PlainDecoder {
     private final Map<String, String> kinds = new HashMap<>();
     private final List<String> imageRoles = new ArrayList<>();
     private final List<String[]> imagePaths = new ArrayList<>();
-    private final List<String> skippedOrder = new ArrayList<>();  // the images' key paths, in imageRoles' order
+    private final Map<String, String> imageRoleAt = new HashMap<>();  // an image's key path -> its role
     private final LinkedHashMap<String, String> writes = new LinkedHashMap<>();  // key path -> rendering
-    private final Set<String> nested = new HashSet<>(), skipped = new HashSet<>(), declined = new HashSet<>();
+    private final Set<String> nested = new HashSet<>(), declined = new HashSet<>();
     private final Set<String> tenantTypes = new HashSet<>();
     private final String keySeparator;
     private final boolean nullCellsDeclare, sequenceFromSeconds, databaseRequired, unwrittenImages;
@@ -93,8 +93,7 @@ public final class DeclaredJson implements PlainDecoder {
         for (Object image : (List<Object>) d.get("images")) {
             imageRoles.add((String) ((List<Object>) image).get(0));
             imagePaths.add(((String) ((List<Object>) image).get(1)).split("\\."));
-            skipped.add((String) ((List<Object>) image).get(1));
-            skippedOrder.add((String) ((List<Object>) image).get(1));
+            imageRoleAt.put((String) ((List<Object>) image).get(1), (String) ((List<Object>) image).get(0));
         }
         ((Map<String, Object>) d.get("writes")).forEach((k, v) -> writes.put(k, (String) v));
         for (Object k : (List<Object>) d.get("nested")) nested.add((String) k);
@@ -466,7 +465,7 @@ public final class DeclaredJson implements PlainDecoder {
         LinkedHashSet<String> keys = new LinkedHashSet<>(msg.keySet());
         for (String path : writes.keySet()) keys.add(path.split("\\.")[0]);
         for (String key : keys) {
-            if (skipped.contains(key) && !(unwrittenImages && !imageWritten(key, row.op))) continue;
+            if (imageRoleAt.containsKey(key) && !(unwrittenImages && !imageWritten(key, row.op))) continue;
             Object original = msg.getOrDefault(key, MISSING);
             if (nested.contains(key) && original instanceof Map) {
                 LinkedHashSet<String> subs = new LinkedHashSet<>(((Map<String, Object>) original).keySet());
@@ -485,14 +484,14 @@ public final class DeclaredJson implements PlainDecoder {
         if (vendor.length() > start) vendor.append(']');
     }
 
-    /** Whether the encoder writes the image at this key for the op: before for an UPDATE or DELETE, after (or the
-     *  row) for all but a DELETE, an UPDATE's changed columns. */
+    /** Whether the encoder writes the image at this key for the op: before for an UPDATE or DELETE, after for all
+     *  but a DELETE, an UPDATE's changed columns or before apart for an UPDATE, the row always. */
     private boolean imageWritten(String key, String op) {
-        String role = imageRoles.get(skippedOrder.indexOf(key));
-        switch (role) {
+        switch (imageRoleAt.get(key)) {
             case "before": return "UPDATE".equals(op) || "DELETE".equals(op);
-            case "changed": return "UPDATE".equals(op);
-            default: return !"DELETE".equals(op) || role.equals("row");
+            case "after": return !"DELETE".equals(op);
+            case "changed": case "update_before": return "UPDATE".equals(op);
+            default: return true;
         }
     }
 
