@@ -1,8 +1,9 @@
 """A codec's JVM twin of its decode fast path (``Codec.jvm_plain_decoder``, ``codecs/*/jvm/*.java``) gives exactly
-the rows of its Python fast path (``plain_rows``) for every message it takes, and declines the rest (the replay
-then decodes them in Python): on the messages the Python fast path's own tests use (fixtures, the scenario, their
-mutations and Alibaba variants) and on the fuzz corpus. It runs as the replay runs it: ``LineBlockDecode`` in
-Spark, one message a block."""
+the rows of its Python fast path (``plain_rows``), and the declared decode of a codec's declaration
+(``Codec.jvm_declaration``) exactly the rows of its ``decode``, for every message they take; they decline the rest
+(the replay then decodes them in Python): on the messages the Python side's own tests use (fixtures, the scenario,
+their mutations and Alibaba variants) and on the fuzz corpus. It runs as the replay runs it: ``LineBlockDecode``
+in Spark, one message a block."""
 
 from __future__ import annotations
 
@@ -200,7 +201,7 @@ def test_twin_rows_equal_the_python_fast_path(spark, fmt):
 def test_twin_takes_every_message_of_a_plain_day(spark, fmt):
     """A simulated day of two plain MySQL tables as the codec encodes it: the JVM decodes every message, to the
     rows the Python side gives (what a replay of such an archive runs on)."""
-    raws = [m for _, m in day_messages(fmt)]
+    raws = day_messages(fmt)
     twin = twin_rows(spark, fmt, raws)
     for i, raw in enumerate(raws):
         assert twin[i] is not None and twin[i] == python_rows(fmt, raw, i + 1), raw[:300]
@@ -265,18 +266,18 @@ def test_container_twin_rows_equal_the_python_fast_path(spark, fmt):
     assert python_taken > 500 and taken > 50, (taken, python_taken)
 
 
-def day_messages(fmt: str) -> list[tuple[object, bytes]]:
-    """(the event, message bytes) of a simulated day of two plain MySQL tables, as the codec encodes it."""
+def day_messages(fmt: str) -> list[bytes]:
+    """The messages of a simulated day of two plain MySQL tables, as the codec encodes it."""
     from cdc_jobs.commands.sample import simulate
 
     w = simulate(3, "2024-01-01", rows=200, changes=2000)
-    return [(e, m.value) for e in w.snapshot + w.changes for m in get_codec(fmt).encode([e])]
+    return [m.value for e in w.snapshot + w.changes for m in get_codec(fmt).encode([e])]
 
 
 def day_records(fmt: str) -> list[tuple[dict, bytes]]:
     """(writer schema, record bytes) of a simulated day of two plain MySQL tables, as the codec encodes it."""
     schema = WRITER_SCHEMAS[fmt]()
-    return [(schema, raw) for _, raw in day_messages(fmt)]
+    return [(schema, raw) for raw in day_messages(fmt)]
 
 
 @pytest.mark.parametrize("fmt", CONTAINER_TWINS)
