@@ -16,6 +16,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ..shared import arrow_json
+from ..shared.declared_rows import ImageTypes
 from ..shared.json_fix import literal, unliteral
 from ..shared.value_text import is_text
 from ..event import Column, Event, Position
@@ -36,6 +37,9 @@ class OmsExtendColumnTypeCodec(OmsDefaultCodec):
     )
 
     image_extra_keys = frozenset({LIGHT_TYPE})
+    # The Default declaration, with the types each image carries (the codec's ``light_type`` vendor key)
+    jvm_declaration = replace(OmsDefaultCodec.jvm_declaration,
+                              image_types=ImageTypes(LIGHT_TYPE, "schemaType", "light_type", IMAGES))
 
     def _image_extra(self, parts: ImageParts, col: str, cell: Any, key: str, position: Position) -> bool:
         if col != LIGHT_TYPE:

@@ -23,6 +23,19 @@ RENDERINGS = frozenset({"null", "op", "database", "table", "qualified_table", "s
 
 
 @dataclass(frozen=True)
+class ImageTypes:
+    """Column types written inside each image: at ``key``, ``{column: {member: type name, ...}}``. A column's type
+    is the first image's (in ``images`` order) that types it; its place follows the cells of the first image that
+    names it. An image whose types object is missing or differs from the one its columns give keeps that
+    object's JSON text (null: missing) at ``vendor[<vendor>][<image key>]``, image keys in ``order``."""
+
+    key: str
+    member: str
+    vendor: str
+    order: tuple[str, ...]
+
+
+@dataclass(frozen=True)
 class DeclaredRows:
     """``op``: (key path, {vendor value: canonical op}); the encoder writes an op as its first vendor value.
     ``images``: (role, key path) in the order their columns are declared; roles "row" and "changed" (after, or
@@ -37,7 +50,7 @@ class DeclaredRows:
     ``null_cells_declare``: a column whose cells are all null is declared. ``database_required``: a message
     without a database name is the codec's to name (the table always is). ``qualified_table``: the table role
     names the database too, "one_dot" (DATABASE.TABLE, a third level declines) or "first_dot" (split at the first
-    dot). ``compare_unwritten_images``: an image key the encoder does not write for the op (an insert's
+    dot). ``image_types``: column types inside the images (``ImageTypes``). ``compare_unwritten_images``: an image key the encoder does not write for the op (an insert's
     before) is compared like any other key, not skipped."""
 
     op: tuple[str, Mapping[str, str]]
@@ -52,6 +65,7 @@ class DeclaredRows:
     database_required: bool = False
     qualified_table: Optional[str] = None
     compare_unwritten_images: bool = False
+    image_types: Optional[ImageTypes] = None
     declines: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
@@ -67,4 +81,6 @@ class DeclaredRows:
             "null_cells_declare": self.null_cells_declare, "sequence_from_seconds": self.sequence_from_seconds,
             "database_required": self.database_required, "qualified_table": self.qualified_table,
             "compare_unwritten_images": self.compare_unwritten_images,
+            "image_types": None if self.image_types is None else [
+                self.image_types.key, self.image_types.member, self.image_types.vendor, list(self.image_types.order)],
             "declines": list(self.declines)}).decode()

@@ -66,9 +66,53 @@ def canal_inputs() -> list[bytes]:
 
 def declared_inputs(fmt: str) -> list[bytes]:
     """A declared format's fixtures and scenario messages, their mutations (every key left out, or set to values
-    and number literals of every kind) and its fuzz corpus."""
-    raws = [m for seed in messages(fmt) for m in mutations(seed)]
+    and number literals of every kind; the types objects inside images too) and its fuzz corpus."""
+    seeds = messages(fmt)
+    raws = [m for seed in seeds for m in mutations(seed)]
+    types = get_codec(fmt).jvm_declaration.image_types
+    if types is not None:
+        raws += [m for seed in seeds for m in image_type_mutations(seed, types)]
     return raws + [i.raw for i in corpus(fmt, 300, ten_mb_line=False)]
+
+
+TYPE_SPECS = [None, "x", 5, [], {}, {"other": "INT"}, {"schemaType": None}, {"schemaType": 5},
+              {"schemaType": ""}, {"schemaType": "INT64", "extra": 1}]
+
+
+def image_type_mutations(raw: bytes, types) -> list[bytes]:
+    """Copies of a message with the types object of one image changed: removed, another JSON value, one column's
+    entry another spec, an entry left out, one added for a column no image has, the entries reversed, the object
+    copied into an image without one."""
+    msg = json.loads(raw)
+    out = []
+
+    def variant(key: str, change) -> None:
+        m = json.loads(json.dumps(msg))
+        change(m[key])
+        out.append(json.dumps(m).encode())
+
+    for key in types.order:
+        image = msg.get(key)
+        if not isinstance(image, dict):
+            continue
+        variant(key, lambda i: i.pop(types.key, None))
+        for value in VALUES_OF_TYPES:
+            variant(key, lambda i, v=value: i.update({types.key: v}))
+        typed = image.get(types.key)
+        if isinstance(typed, dict) and typed:
+            first = next(iter(typed))
+            for spec in TYPE_SPECS:
+                variant(key, lambda i, s=spec: i[types.key].update({first: s}))
+            variant(key, lambda i: i[types.key].pop(first))
+            variant(key, lambda i: i[types.key].update({"no_such_column": {types.member: "INT"}}))
+            variant(key, lambda i: i.update({types.key: dict(reversed(list(i[types.key].items())))}))
+        other = [k for k in types.order if k != key and isinstance(msg.get(k), dict)]
+        if typed is None and other and types.key in msg[other[0]]:
+            variant(key, lambda i: i.update({types.key: msg[other[0]][types.key]}))
+    return out
+
+
+VALUES_OF_TYPES = [None, "", 0, True, [], {}]
 
 
 # Every format with a declared JVM decode is compared on its own inputs.

@@ -95,6 +95,14 @@ ODD_LINES = {
                     5: b'{"allMetaData":{"db":"shop","table_name":"t"},"recordType":"DDL","prevStruct":null,'
                        b'"postStruct":{"ddl":"CREATE TABLE t (a int)"}}',
                     8: b'{"allMetaData":{"db":"shop","table_name":"customers"},"recordType":"INSERT","postStruct":{'},
+    "oms-extend-column-type": {
+        3: b'{"allMetaData":{"db":"shop","table_name":"t","dbType":"OB_MYSQL"},"recordType":"UPDATE",'
+           b'"prevStruct":{"a":"1"},"postStruct":{"a":"1.50","__light_type":{"a":{"schemaType":"DECIMAL"}}}}',
+        4: b'{"allMetaData":{"db":"shop","table_name":"t","timestamp":"5"},"recordType":"INSERT","prevStruct":null,'
+           b'"postStruct":{"a":1,"__light_type":{"a":{"schemaType":"INT64"},"b":{"schemaType":"INT64"}}}}',
+        5: b'{"allMetaData":{"db":"shop","table_name":"t"},"recordType":"DDL","prevStruct":null,'
+           b'"postStruct":{"ddl":"CREATE TABLE t (a int)"}}',
+        8: b'{"allMetaData":{"db":"shop","table_name":"customers"},"recordType":"INSERT","postStruct":{'},
     "ogg-json": {3: b'{"table":"SHOP.T","op_type":"I","op_ts":"2024-01-01 00:00:01.123456",'
                     b'"pos":"00000000010000001234","after":{"A":1.50,"B":true}}',
                  4: b'{"table":"SHOP.T","op_type":"U","op_ts":"2024-01-01 00:00:01.5","pos":"7","primary_keys":["A"],'

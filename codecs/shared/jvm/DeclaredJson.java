@@ -70,6 +70,10 @@ public final class DeclaredJson implements PlainDecoder {
     private final String keySeparator;
     private final boolean nullCellsDeclare, sequenceFromSeconds, databaseRequired, unwrittenImages;
     private final String qualifiedTable;  // the table role names the database too: "one_dot" or "first_dot"
+    // column types inside the images (image_types): the key holding them, the member of a type's name, the vendor
+    // key of the images whose types object differs from what the columns give, those images' keys in its order
+    private final String typesKey, typeMember, typesVendor;
+    private final List<String> typesOrder = new ArrayList<>();
     private final Map<List<Object>, List<Object[]>> columnLists = new HashMap<>();
 
     /** {@code declaration}: the JSON text {@code DeclaredRows.text()} writes. */
@@ -106,6 +110,11 @@ public final class DeclaredJson implements PlainDecoder {
         databaseRequired = d.get("database_required") == Boolean.TRUE;
         qualifiedTable = d.get("qualified_table") instanceof String ? (String) d.get("qualified_table") : null;
         unwrittenImages = d.get("compare_unwritten_images") == Boolean.TRUE;
+        List<Object> typed = d.get("image_types") instanceof List ? (List<Object>) d.get("image_types") : null;
+        typesKey = typed == null ? null : (String) typed.get(0);
+        typeMember = typed == null ? null : (String) typed.get(1);
+        typesVendor = typed == null ? null : (String) typed.get(2);
+        if (typed != null) for (Object k : (List<Object>) typed.get(3)) typesOrder.add((String) k);
     }
 
     @Override
@@ -220,12 +229,23 @@ public final class DeclaredJson implements PlainDecoder {
         // numbers; a column written both ways would need the per-cell rendering the Python codec keeps
         LinkedHashMap<String, Boolean> numbers = new LinkedHashMap<>();
         Map<String, LinkedHashMap<String, String>> images = new HashMap<>();
+        Map<String, String> types = new HashMap<>();  // a column's type: the first image that types it says
+        Map<String, Object> typeObjects = new HashMap<>();  // an image's key -> its types object (MISSING: none)
         for (int i = 0; i < imageRoles.size(); i++) {
             if (imageRoles.get(i).equals("update_before") && !"UPDATE".equals(row.op)) continue;  // not read
             Object image = at(msg, imagePaths.get(i));
             if (image == MISSING || image == NULL) continue;
             if (!(image instanceof Map)) throw JsonChecks.DECLINE;
-            images.put(imageRoles.get(i), cells((Map<String, Object>) image, numbers));
+            images.put(imageRoles.get(i), cells((Map<String, Object>) image, numbers, types));
+            if (typesKey != null) {
+                typeObjects.put(String.join(".", imagePaths.get(i)),
+                        ((Map<String, Object>) image).getOrDefault(typesKey, MISSING));
+            }
+        }
+        for (String name : types.keySet()) {  // types of columns no image has: the codec writes a warning
+            boolean named = false;
+            for (Map<String, String> cells : images.values()) named |= cells.containsKey(name);
+            if (!named) throw JsonChecks.DECLINE;
         }
         StringBuilder vendor = new StringBuilder(64).append('{');
         if (row.tenant != null) {
@@ -233,9 +253,10 @@ public final class DeclaredJson implements PlainDecoder {
             OrjsonText.quote(vendor, row.tenant);
         }
         placeImages(row, images, vendor);
+        if (typesKey != null) imageTypes(numbers, types, typeObjects, vendor);
         fixes(msg, row, vendor);
         String tableName = row.database == null || row.database.isEmpty() ? row.table : row.database + "." + row.table;
-        Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, columns(numbers), row.key,
+        Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, columns(numbers, types), row.key,
                 row.ms, row.sequence, 0, vendor.length() == 1 ? null : vendor.append('}').toString(), true, row.txn};
         List<Object[]> rows = new ArrayList<>(1);
         rows.add(r);
@@ -339,11 +360,20 @@ public final class DeclaredJson implements PlainDecoder {
         if ((row.before != null) != (update || delete) || (row.after != null) != !delete) throw JsonChecks.DECLINE;
     }
 
-    /** The cells of a row object as text, noting each column's kind in numbers. */
-    private LinkedHashMap<String, String> cells(Map<String, Object> image, Map<String, Boolean> numbers) {
+    /** The cells of a row object as text, noting each column's kind in numbers; the columns its types object
+     *  types (image_types) follow its cells', their types noted where no image before typed them. */
+    @SuppressWarnings("unchecked")
+    private LinkedHashMap<String, String> cells(Map<String, Object> image, Map<String, Boolean> numbers,
+                                                Map<String, String> types) {
         LinkedHashMap<String, String> cells = new LinkedHashMap<>(image.size() * 2);
+        Map<String, Object> typed = Map.of();
         for (Map.Entry<String, Object> e : image.entrySet()) {
             Object v = e.getValue();
+            if (typesKey != null && typesKey.equals(e.getKey())) {
+                if (!(v instanceof Map)) throw JsonChecks.DECLINE;  // the codec names it
+                typed = (Map<String, Object>) v;
+                continue;
+            }
             String text;
             boolean number;
             if (v == NULL) {
@@ -367,17 +397,63 @@ public final class DeclaredJson implements PlainDecoder {
             }
             cells.put(e.getKey(), text);
         }
+        for (Map.Entry<String, Object> e : typed.entrySet()) {
+            Object type = e.getValue() instanceof Map ? ((Map<String, Object>) e.getValue()).get(typeMember) : null;
+            if (!(type instanceof String)) throw JsonChecks.DECLINE;  // the codec names it
+            numbers.putIfAbsent(e.getKey(), null);
+            types.putIfAbsent(e.getKey(), (String) type);
+        }
         return cells;
     }
 
-    private List<Object[]> columns(LinkedHashMap<String, Boolean> numbers) {
-        List<Object> key = new ArrayList<>(numbers.size() * 2);
-        numbers.forEach((k, v) -> { key.add(k); key.add(v == Boolean.TRUE); });
+    /** The images whose types object is missing or differs from the one the columns give, in typesOrder:
+     *  "vendor key":{"image key":null or the object's JSON text}. */
+    private void imageTypes(Map<String, Boolean> numbers, Map<String, String> types, Map<String, Object> written,
+                            StringBuilder vendor) {
+        StringBuilder derived = new StringBuilder().append('{');
+        for (String name : numbers.keySet()) {
+            String type = types.get(name);
+            if (type == null) continue;
+            if (derived.length() > 1) derived.append(',');
+            OrjsonText.quote(derived, name);
+            derived.append(":{");
+            OrjsonText.quote(derived, typeMember);
+            derived.append(':');
+            OrjsonText.quote(derived, type);
+            derived.append('}');
+        }
+        String derivedText = derived.append('}').toString();
+        boolean opened = false;
+        for (String key : typesOrder) {
+            Object original = written.get(key);
+            if (original == null) continue;  // no such image
+            StringBuilder text = new StringBuilder();
+            if (original != MISSING) OrjsonText.json(text, original, NULL);
+            if (original != MISSING && text.toString().equals(derivedText)) continue;
+            if (!opened) {
+                if (vendor.length() > 1) vendor.append(',');
+                OrjsonText.quote(vendor, typesVendor);
+                vendor.append(":{");
+                opened = true;
+            } else {
+                vendor.append(',');
+            }
+            OrjsonText.quote(vendor, key);
+            vendor.append(':');
+            if (original == MISSING) vendor.append("null");
+            else OrjsonText.quote(vendor, text.toString());
+        }
+        if (opened) vendor.append('}');
+    }
+
+    private List<Object[]> columns(LinkedHashMap<String, Boolean> numbers, Map<String, String> types) {
+        List<Object> key = new ArrayList<>(numbers.size() * 3);
+        numbers.forEach((k, v) -> { key.add(k); key.add(v == Boolean.TRUE); key.add(types.get(k)); });
         List<Object[]> columns = columnLists.get(key);
         if (columns == null) {
             columns = new ArrayList<>(numbers.size());
             for (Map.Entry<String, Boolean> e : numbers.entrySet()) {
-                columns.add(new Object[] {e.getKey(), null, null, e.getValue() == Boolean.TRUE});
+                columns.add(new Object[] {e.getKey(), types.get(e.getKey()), null, e.getValue() == Boolean.TRUE});
             }
             if (columnLists.size() > 256) columnLists.clear();
             columnLists.put(key, columns);
