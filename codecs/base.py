@@ -335,7 +335,9 @@ def jvm_twin(codec: Codec) -> Optional[str]:
     """What decodes the codec's line messages in the JVM, from its own class: the twin of ``plain_rows``
     (``Codec.jvm_plain_decoder``, a class name) or the declaration's text (``Codec.jvm_declaration``)."""
     declared = type(codec).__dict__.get("jvm_declaration")
-    return declared.text() if declared is not None else type(codec).__dict__.get("jvm_plain_decoder")
+    if declared is not None:
+        return declared.text(codec.required.needs)
+    return type(codec).__dict__.get("jvm_plain_decoder")
 
 
 def jvm_declared(codec: Codec) -> bool:

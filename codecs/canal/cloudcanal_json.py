@@ -26,6 +26,7 @@ from decimal import Decimal
 from typing import Any, Optional, Sequence
 
 from ..base import Capabilities, Codec
+from ..shared.declared_rows import DeclaredRows
 from ..shared.json_cells import deviations, read_image, render_image
 from ..shared.json_fix import fix_paths, same_json
 from ..shared.memo import remember
@@ -85,6 +86,20 @@ class CloudCanalJsonCodec(Codec):
               "millisecond are ordered by archive position; no transaction id. Foreign events: int/float "
               "families written as bare numbers, everything else as strings.",
     )
+
+    # The JVM's declared decode of the row messages (shared.declared_rows), in the order ``_build`` writes; what it
+    # declines (DDL, control entries, a schema level, cells written as booleans or JSON...) ``events`` decodes.
+    jvm_declaration = DeclaredRows(
+        op=("action", {action: op.value for action, op in DML_ACTIONS.items()}),
+        images=(("rows", "data"), ("row_befores", "before")),
+        reads={"database": ("db", "text"), "schema": ("schema", "text"), "table": ("table", "text"),
+               "primary_key": ("pks", "text"), "millis": ("execTs", "integer"), "sequence": ("execTs", "integer"),
+               "type_names": ("dbValType", "object"), "type_codes": ("jdbcType", "object")},
+        writes={"bid": "=0", "db": "database", "schema": "database", "table": "table", "dbValType": "type_names",
+                "jdbcType": "type_codes", "pks": "key_list_or_empty", "execTs": "millis_number_or_null",
+                "sendTs": "millis_number_or_null", "entryType": '="ROWDATA"', "before": "=[]", "data": "=[]",
+                "action": "op", "isDdl": "=false", "sql": '=""'},
+        requires={"isDdl": ("false",), "entryType": ('"ROWDATA"',)}, delete_in_vendor="delete_in")
 
     # ---------------------------------------------------------------------------------------------- decode
 

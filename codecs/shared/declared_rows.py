@@ -8,18 +8,24 @@ declaration, not a decoder: the rules of each role and rendering are written onc
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Mapping, Optional
 
 import orjson
 
+from .required import Need
+
 # How a role's value may be written: "text" (a string), "digits" (a string of ASCII digits), "scalar" (a string
-# or a bare number), "number", "integer" (a bare number of digits). Another kind declines the message.
-READ_KINDS = frozenset({"text", "digits", "scalar", "number", "integer"})
-# What the encoder writes at a key (DeclaredJson.written): from the canonical fields the message was read to.
+# or a bare number), "number", "integer" (a bare number of digits), "object" (a JSON object). Another kind
+# declines the message.
+READ_KINDS = frozenset({"text", "digits", "scalar", "number", "integer", "object"})
+# What the encoder writes at a key (DeclaredJson.written): from the canonical fields the message was read to; or
+# "=" and a JSON constant ("=0", '="ROWDATA"', "=[]").
 RENDERINGS = frozenset({"null", "op", "database", "table", "qualified_table", "seconds_number", "seconds_text",
-                        "seconds_text_or_null", "stamp_micros", "stamp_seconds", "sequence_number",
-                        "sequence_digits20", "sequence_first_text", "sequence_second_number", "transaction_text",
-                        "transaction_number", "key_list", "key_text", "key_values", "row_id"})
+                        "seconds_text_or_null", "millis_number_or_null", "stamp_micros", "stamp_seconds",
+                        "sequence_number", "sequence_digits20", "sequence_first_text", "sequence_second_number",
+                        "transaction_text", "transaction_number", "key_list", "key_list_or_empty", "key_text",
+                        "key_values", "row_id", "type_names", "type_codes"})
 
 
 @dataclass(frozen=True)
@@ -40,17 +46,22 @@ class DeclaredRows:
     """``op``: (key path, {vendor value: canonical op}); the encoder writes an op as its first vendor value.
     ``images``: (role, key path) in the order their columns are declared; roles "row" and "changed" (after, or
     before for a DELETE; an UPDATE's changed columns over it), "row" and "update_before" (an UPDATE's changed
-    columns and its whole before), or "before" and "after". ``reads``: role -> (key
-    path, kind) for database, table, tenant (the type that says the database names a tenant, one of
-    ``tenant_types``), primary_key (a list, or one text joined by ``key_separator``), seconds (epoch seconds),
-    stamp (a UTC "YYYY-MM-DD HH:MM:SS.f" event time), stamp_seconds ("YYYY-MM-DDTHH:MM:SS"), sequence (and
-    sequence_next, its second component), transaction_id. ``writes``: key path -> rendering,
+    columns and its whole before), "before" and "after", or lists of rows: "rows" (the afters; a DELETE's rows
+    here or in "row_befores") and "row_befores" (an UPDATE's whole befores, if any). ``reads``: role -> (key
+    path, kind) for database, schema (a schema level other than the database declines), table, tenant (the type
+    that says the database names a tenant, one of ``tenant_types``), primary_key (a list, or one text joined by
+    ``key_separator``), seconds (epoch seconds), millis (epoch milliseconds), stamp (a UTC "YYYY-MM-DD
+    HH:MM:SS.f" event time), stamp_seconds ("YYYY-MM-DDTHH:MM:SS"), sequence (and sequence_next, its second
+    component), transaction_id, type_names and type_codes (objects of column -> type name / java.sql.Types
+    number: the declared columns, before the rows' others). ``writes``: key path -> rendering,
     in the order the encoder writes them; every other key of a message is kept as a fix, ``nested`` objects key
     by key. ``sequence_from_seconds``: a change without a sequence is ordered by its seconds.
     ``null_cells_declare``: a column whose cells are all null is declared. ``database_required``: a message
     without a database name is the codec's to name (the table always is). ``qualified_table``: the table role
     names the database too, "one_dot" (DATABASE.TABLE, a third level declines) or "first_dot" (split at the first
-    dot). ``image_types``: column types inside the images (``ImageTypes``). ``compare_unwritten_images``: an image key the encoder does not write for the op (an insert's
+    dot). ``requires``: key path -> the JSON values it may have besides null or none (others decline).
+    ``delete_in_vendor``: the vendor key that names "rows" where a DELETE's rows were found there, not in
+    "row_befores". ``image_types``: column types inside the images (``ImageTypes``). ``compare_unwritten_images``: an image key the encoder does not write for the op (an insert's
     before) is compared like any other key, not skipped."""
 
     op: tuple[str, Mapping[str, str]]
@@ -66,15 +77,21 @@ class DeclaredRows:
     qualified_table: Optional[str] = None
     compare_unwritten_images: bool = False
     image_types: Optional[ImageTypes] = None
+    requires: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    delete_in_vendor: Optional[str] = None
     declines: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
         assert all(kind in READ_KINDS for _, kind in self.reads.values()), self.reads
-        assert set(self.writes.values()) <= RENDERINGS, self.writes
+        assert all(r in RENDERINGS or r.startswith("=") for r in self.writes.values()), self.writes
 
-    def text(self) -> str:
-        """The declaration as the JVM reads it (a JSON object; ``jvm_twin`` hands it to the decode step)."""
+    def text(self, needs: Mapping[str, tuple[Need, ...]] = MappingProxyType({})) -> str:
+        """The declaration as the JVM reads it (a JSON object; ``jvm_twin`` hands it to the decode step), with the
+        codec's required fields (``Required.needs``) of each message kind its op values name: a message that
+        misses one is the codec's to name."""
         return orjson.dumps({
+            "needs": {kind: [[n.path, list(n.types), n.nonempty] for n in needs[kind]]
+                      for kind in self.op[1] if kind in needs},
             "op": [self.op[0], dict(self.op[1])], "images": [list(i) for i in self.images],
             "reads": {role: list(at) for role, at in self.reads.items()}, "writes": dict(self.writes),
             "nested": list(self.nested), "key_separator": self.key_separator, "tenant_types": list(self.tenant_types),
@@ -83,4 +100,5 @@ class DeclaredRows:
             "compare_unwritten_images": self.compare_unwritten_images,
             "image_types": None if self.image_types is None else [
                 self.image_types.key, self.image_types.member, self.image_types.vendor, list(self.image_types.order)],
-            "declines": list(self.declines)}).decode()
+            "requires": {path: list(values) for path, values in self.requires.items()},
+            "delete_in_vendor": self.delete_in_vendor, "declines": list(self.declines)}).decode()

@@ -95,6 +95,13 @@ ODD_LINES = {
                     5: b'{"allMetaData":{"db":"shop","table_name":"t"},"recordType":"DDL","prevStruct":null,'
                        b'"postStruct":{"ddl":"CREATE TABLE t (a int)"}}',
                     8: b'{"allMetaData":{"db":"shop","table_name":"customers"},"recordType":"INSERT","postStruct":{'},
+    "cloudcanal-json": {
+        3: b'{"action":"UPDATE","bid":7,"db":"shop","table":"t","schema":"shop","execTs":5,"pks":["a"],'
+           b'"dbValType":{"a":"decimal(9,2)"},"jdbcType":{"a":3},"data":[{"a":1.50},{"a":2}],'
+           b'"before":[{"a":1},{"a":1.25}],"isDdl":false,"tableChanges":null}',
+        4: b'{"action":"DELETE","db":"shop","table":"t","execTs":null,"data":[{"a":true}],"before":[]}',
+        5: b'{"action":"ALTER","isDdl":true,"db":"shop","table":"t","execTs":5,"sql":"ALTER TABLE t ADD b int"}',
+        8: b'{"action":"INSERT","db":"shop","table":"customers","data":[{"id":1'},
     "oms-extend-column-type": {
         3: b'{"allMetaData":{"db":"shop","table_name":"t","dbType":"OB_MYSQL"},"recordType":"UPDATE",'
            b'"prevStruct":{"a":"1"},"postStruct":{"a":"1.50","__light_type":{"a":{"schemaType":"DECIMAL"}}}}',

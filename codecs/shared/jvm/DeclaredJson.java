@@ -54,6 +54,7 @@ public final class DeclaredJson implements PlainDecoder {
         BigDecimal[] sequence = NO_SEQUENCE;
         List<String> key = new ArrayList<>();
         Map<String, String> before, after;
+        List<Object[]> columns = List.of();
     }
 
     private final String[] opPath;
@@ -74,6 +75,12 @@ public final class DeclaredJson implements PlainDecoder {
     // key of the images whose types object differs from what the columns give, those images' keys in its order
     private final String typesKey, typeMember, typesVendor;
     private final List<String> typesOrder = new ArrayList<>();
+    private final Map<String, Object> constants = new HashMap<>();  // "=<JSON>" renderings, parsed
+    private final Map<String[], List<Object>> requires = new HashMap<>();  // key path -> its values besides null
+    private final String rowsKey, rowBeforesKey;  // images that are lists of rows ("rows", "row_befores")
+    private final String deleteInVendor;
+    // the codec's required fields per op value: [path, JSON types, non-empty] (shared/required.py)
+    private final Map<String, List<Object[]>> needs = new HashMap<>();  // the vendor key naming rowsKey where a DELETE's rows were found there
     private final Map<List<Object>, List<Object[]>> columnLists = new HashMap<>();
 
     /** {@code declaration}: the JSON text {@code DeclaredRows.text()} writes. */
@@ -99,7 +106,28 @@ public final class DeclaredJson implements PlainDecoder {
             imagePaths.add(((String) ((List<Object>) image).get(1)).split("\\."));
             imageRoleAt.put((String) ((List<Object>) image).get(1), (String) ((List<Object>) image).get(0));
         }
-        ((Map<String, Object>) d.get("writes")).forEach((k, v) -> writes.put(k, (String) v));
+        for (Map.Entry<String, Object> e : ((Map<String, Object>) d.get("writes")).entrySet()) {
+            String rendering = (String) e.getValue();
+            writes.put(e.getKey(), rendering);
+            if (rendering.startsWith("=")) constants.put(rendering, parse(rendering.substring(1)));
+        }
+        for (Map.Entry<String, Object> e : ((Map<String, Object>) d.get("requires")).entrySet()) {
+            List<Object> values = new ArrayList<>();
+            for (Object text : (List<Object>) e.getValue()) values.add(parse((String) text));
+            requires.put(e.getKey().split("\\."), values);
+        }
+        for (Map.Entry<String, Object> e : ((Map<String, Object>) d.get("needs")).entrySet()) {
+            List<Object[]> kind = new ArrayList<>();
+            for (Object n : (List<Object>) e.getValue()) {
+                List<Object> need = (List<Object>) n;
+                kind.add(new Object[] {((String) need.get(0)).split("\\."), new HashSet<Object>((List<Object>) need.get(1)),
+                        need.get(2) == Boolean.TRUE});
+            }
+            needs.put(e.getKey(), kind);
+        }
+        rowsKey = pathOf("rows");
+        rowBeforesKey = pathOf("row_befores");
+        deleteInVendor = d.get("delete_in_vendor") instanceof String ? (String) d.get("delete_in_vendor") : null;
         for (Object k : (List<Object>) d.get("nested")) nested.add((String) k);
         for (Object k : (List<Object>) d.get("declines")) declined.add((String) k);
         for (Object k : (List<Object>) d.get("tenant_types")) tenantTypes.add((String) k);
@@ -115,6 +143,20 @@ public final class DeclaredJson implements PlainDecoder {
         typeMember = typed == null ? null : (String) typed.get(1);
         typesVendor = typed == null ? null : (String) typed.get(2);
         if (typed != null) for (Object k : (List<Object>) typed.get(3)) typesOrder.add((String) k);
+    }
+
+    private static Object parse(String json) throws java.io.IOException {
+        try (JsonParser p = FACTORY.createParser(json)) {
+            return read(p, p.nextToken());
+        }
+    }
+
+    /** The key path of the image of a role, or null. */
+    private String pathOf(String role) {
+        for (int i = 0; i < imageRoles.size(); i++) {
+            if (imageRoles.get(i).equals(role)) return String.join(".", imagePaths.get(i));
+        }
+        return null;
     }
 
     @Override
@@ -180,10 +222,21 @@ public final class DeclaredJson implements PlainDecoder {
             if (p.nextToken() != null) throw JsonChecks.DECLINE;
         }
         for (String k : msg.keySet()) if (declined.contains(k)) throw JsonChecks.DECLINE;
+        for (Map.Entry<String[], List<Object>> e : requires.entrySet()) {
+            Object v = at(msg, e.getKey());
+            boolean allowed = v == MISSING || v == NULL;
+            for (Object value : e.getValue()) allowed |= same(v, value);
+            if (!allowed) throw JsonChecks.DECLINE;  // another kind of message (DDL, control): the codec's
+        }
         Row row = new Row();
         Object kind = at(msg, opPath);
         row.op = kind instanceof String ? ops.get(kind) : null;
         if (row.op == null) throw JsonChecks.DECLINE;
+        for (Object[] need : needs.getOrDefault((String) kind, List.of())) {
+            if (!satisfies(at(msg, (String[]) need[0]), (Set<Object>) need[1], (Boolean) need[2])) {
+                throw JsonChecks.DECLINE;  // required.py: the codec names the field
+            }
+        }
         row.database = role(msg, "database");
         row.table = role(msg, "table");
         if ("one_dot".equals(qualifiedTable) && row.table != null) {  // SCHEMA.TABLE; a third level declines
@@ -209,8 +262,12 @@ public final class DeclaredJson implements PlainDecoder {
             }
         }
         if (!(JsonChecks.nameFits(row.database) && JsonChecks.nameFits(row.table))) throw JsonChecks.DECLINE;
+        String schema = role(msg, "schema");  // a level between database and table: the record's schema field
+        if (schema != null && !schema.isEmpty() && !schema.equals(row.database)) throw JsonChecks.DECLINE;
         String seconds = role(msg, "seconds");
         if (seconds != null) row.ms = Math.multiplyExact(integer(seconds), 1000L);  // the record's int64
+        String millis = role(msg, "millis");
+        if (millis != null) row.ms = integer(millis);
         String stamp = role(msg, "stamp");
         if (stamp != null) row.ms = stampMillis(stamp, STAMP);
         String stampSeconds = role(msg, "stamp_seconds");
@@ -224,6 +281,7 @@ public final class DeclaredJson implements PlainDecoder {
         }
         row.txn = role(msg, "transaction_id");
         readKey(msg, row);
+        if (rowsKey != null) return listRows(msg, row);
 
         // images, and the columns they declare in the declared order: a number column when its cells are bare
         // numbers; a column written both ways would need the per-cell rendering the Python codec keeps
@@ -256,11 +314,120 @@ public final class DeclaredJson implements PlainDecoder {
         if (typesKey != null) imageTypes(numbers, types, typeObjects, vendor);
         fixes(msg, row, vendor);
         String tableName = row.database == null || row.database.isEmpty() ? row.table : row.database + "." + row.table;
-        Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, columns(numbers, types), row.key,
+        Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, columns(numbers, types, Map.of()), row.key,
                 row.ms, row.sequence, 0, vendor.length() == 1 ? null : vendor.append('}').toString(), true, row.txn};
         List<Object[]> rows = new ArrayList<>(1);
         rows.add(r);
         return rows;
+    }
+
+    /** A message of lists of rows (images "rows" and "row_befores", an UPDATE's befores one per row): a row each,
+     *  in order, sharing the columns (the declared ones, then the rows' others) and the vendor fixes. */
+    @SuppressWarnings("unchecked")
+    private List<Object[]> listRows(Map<String, Object> msg, Row row) {
+        List<Object> rows = rowList(msg, rowsKey), befores = rowList(msg, rowBeforesKey);
+        boolean update = "UPDATE".equals(row.op), delete = "DELETE".equals(row.op);
+        List<Object> afters = rows;
+        String deleteIn = null;
+        if (delete) {  // its rows are in one of the lists: both is ambiguous, which the codec names
+            if (!rows.isEmpty() && !befores.isEmpty()) throw JsonChecks.DECLINE;
+            if (!rows.isEmpty()) {
+                befores = rows;
+                deleteIn = rowsKey;
+            }
+            afters = List.of();
+        } else if (update ? befores.size() != rows.size() : !befores.isEmpty()) {
+            throw JsonChecks.DECLINE;  // an insert's before, or an update's befores not one per row: the codec's
+        }
+        int n = delete ? befores.size() : afters.size();
+        if (n == 0) throw JsonChecks.DECLINE;
+        LinkedHashMap<String, Boolean> numbers = new LinkedHashMap<>();
+        Map<String, String> imageTyped = new HashMap<>();
+        List<LinkedHashMap<String, String>> beforeImages = new ArrayList<>(n), afterImages = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {  // each row's before, then its after: the order columns are first seen in
+            beforeImages.add(i < befores.size() ? cells((Map<String, Object>) befores.get(i), numbers, imageTyped)
+                    : null);
+            afterImages.add(delete ? null : cells((Map<String, Object>) afters.get(i), numbers, imageTyped));
+        }
+        row.columns = declaredColumns(msg, numbers);
+        row.before = beforeImages.get(0);
+        row.after = afterImages.get(0);
+        StringBuilder vendor = new StringBuilder(64).append('{');
+        if (deleteIn != null) {
+            OrjsonText.quote(vendor, deleteInVendor);
+            vendor.append(':');
+            OrjsonText.quote(vendor, deleteIn);
+        }
+        fixes(msg, row, vendor);
+        String vendorText = vendor.length() == 1 ? null : vendor.append('}').toString();
+        String tableName = row.database == null || row.database.isEmpty() ? row.table : row.database + "." + row.table;
+        List<Object[]> out = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            out.add(new Object[] {row.op, row.database, row.table, tableName, beforeImages.get(i), afterImages.get(i),
+                    row.columns, row.key, row.ms, row.sequence, i, vendorText, i == 0, row.txn});
+        }
+        return out;
+    }
+
+    /** A list of row objects at a key; none where it is absent or null. */
+    @SuppressWarnings("unchecked")
+    private static List<Object> rowList(Map<String, Object> msg, String key) {
+        Object v = key == null ? MISSING : msg.getOrDefault(key, MISSING);
+        if (v == MISSING || v == NULL) return List.of();
+        if (!(v instanceof List)) throw JsonChecks.DECLINE;
+        for (Object r : (List<Object>) v) if (!(r instanceof Map)) throw JsonChecks.DECLINE;
+        return (List<Object>) v;
+    }
+
+    /** An object of column -> value at a role's key (type_names, type_codes); empty where absent or null. */
+    @SuppressWarnings("unchecked")
+    private Map<String, Object> typeObject(Map<String, Object> msg, String role) {
+        String[] path = reads.get(role);
+        Object v = path == null ? MISSING : at(msg, path);
+        if (v == MISSING || v == NULL) return Map.of();
+        if (!(v instanceof Map)) throw JsonChecks.DECLINE;
+        return (Map<String, Object>) v;
+    }
+
+    /** The columns the type_names and type_codes objects declare, in their order (a name without a type: null;
+     *  a code: an integer literal of 32 bits), then the rows' other columns; number columns as the rows say. */
+    private List<Object[]> declaredColumns(Map<String, Object> msg, LinkedHashMap<String, Boolean> numbers) {
+        Map<String, Object> names = typeObject(msg, "type_names"), codes = typeObject(msg, "type_codes");
+        LinkedHashMap<String, Boolean> ordered = new LinkedHashMap<>();
+        Map<String, String> types = new HashMap<>();
+        Map<String, Integer> jdbc = new HashMap<>();
+        for (Map.Entry<String, Object> e : names.entrySet()) {
+            if (e.getValue() != NULL && !(e.getValue() instanceof String)) throw JsonChecks.DECLINE;
+            if (e.getValue() != NULL) types.put(e.getKey(), (String) e.getValue());
+            ordered.put(e.getKey(), numbers.get(e.getKey()) == Boolean.TRUE);
+        }
+        for (Map.Entry<String, Object> e : codes.entrySet()) {
+            Object v = e.getValue();
+            if (v != NULL) {
+                if (!(v instanceof Num) || !INTEGER_LITERAL.matcher(((Num) v).text).matches()
+                        || ((Num) v).text.length() > 11) throw JsonChecks.DECLINE;
+                long code = Long.parseLong(((Num) v).text);
+                if (code != (int) code) throw JsonChecks.DECLINE;  // the record's int32
+                jdbc.put(e.getKey(), (int) code);
+            }
+            ordered.putIfAbsent(e.getKey(), numbers.get(e.getKey()) == Boolean.TRUE);
+        }
+        numbers.forEach((name, number) -> ordered.putIfAbsent(name, number == Boolean.TRUE));
+        return columns(ordered, types, jdbc);
+    }
+
+    /** Whether a value meets a required field's need: present, of one of its JSON types (an integer is a number
+     *  too), not empty where it must not be (Need.problem). */
+    @SuppressWarnings("unchecked")
+    private static boolean satisfies(Object v, Set<Object> types, boolean nonempty) {
+        String type = v == MISSING ? null : v == NULL ? "null" : v instanceof Boolean ? "boolean"
+                : v instanceof Num ? (INTEGER_LITERAL.matcher(((Num) v).text).matches() ? "integer" : "number")
+                : v instanceof String ? "string" : v instanceof List ? "array" : v instanceof Map ? "object" : null;
+        if (type == null || !(types.contains(type) || type.equals("integer") && types.contains("number"))) {
+            return false;
+        }
+        return !nonempty || !(v instanceof String && ((String) v).isEmpty() || v instanceof List
+                && ((List<Object>) v).isEmpty() || v instanceof Map && ((Map<String, Object>) v).isEmpty());
     }
 
     /** A sequence component: an integer literal within the record's 38 digits. */
@@ -446,14 +613,21 @@ public final class DeclaredJson implements PlainDecoder {
         if (opened) vendor.append('}');
     }
 
-    private List<Object[]> columns(LinkedHashMap<String, Boolean> numbers, Map<String, String> types) {
-        List<Object> key = new ArrayList<>(numbers.size() * 3);
-        numbers.forEach((k, v) -> { key.add(k); key.add(v == Boolean.TRUE); key.add(types.get(k)); });
+    private List<Object[]> columns(LinkedHashMap<String, Boolean> numbers, Map<String, String> types,
+                                   Map<String, Integer> jdbc) {
+        List<Object> key = new ArrayList<>(numbers.size() * 4);
+        numbers.forEach((k, v) -> {
+            key.add(k);
+            key.add(v == Boolean.TRUE);
+            key.add(types.get(k));
+            key.add(jdbc.get(k));
+        });
         List<Object[]> columns = columnLists.get(key);
         if (columns == null) {
             columns = new ArrayList<>(numbers.size());
             for (Map.Entry<String, Boolean> e : numbers.entrySet()) {
-                columns.add(new Object[] {e.getKey(), types.get(e.getKey()), null, e.getValue() == Boolean.TRUE});
+                columns.add(new Object[] {e.getKey(), types.get(e.getKey()), jdbc.get(e.getKey()),
+                        e.getValue() == Boolean.TRUE});
             }
             if (columnLists.size() > 256) columnLists.clear();
             columnLists.put(key, columns);
@@ -467,6 +641,19 @@ public final class DeclaredJson implements PlainDecoder {
     private Object written(String rendering, Row row) {
         switch (rendering) {
             case "null": return NULL;
+            case "millis_number_or_null": return row.ms == null ? NULL : new Num(Long.toString(row.ms));
+            case "key_list_or_empty": return new ArrayList<Object>(row.key);
+            case "type_names": case "type_codes": {  // the declared types as the encoder writes them
+                LinkedHashMap<String, Object> out = new LinkedHashMap<>();
+                for (Object[] c : row.columns) {
+                    if (rendering.equals("type_names") && c[1] != null && !((String) c[1]).isEmpty()) {
+                        out.put((String) c[0], c[1]);
+                    } else if (rendering.equals("type_codes") && c[2] != null) {
+                        out.put((String) c[0], new Num(c[2].toString()));
+                    }
+                }
+                return out;
+            }
             case "op": return opValues.get(row.op);
             case "table": return row.table;
             case "database": {
@@ -523,7 +710,9 @@ public final class DeclaredJson implements PlainDecoder {
                 }
                 return b.toString();
             }
-            default: throw new IllegalArgumentException("unknown rendering " + rendering);
+            default:
+                if (constants.containsKey(rendering)) return constants.get(rendering);
+                throw new IllegalArgumentException("unknown rendering " + rendering);
         }
     }
 
@@ -541,7 +730,12 @@ public final class DeclaredJson implements PlainDecoder {
         LinkedHashSet<String> keys = new LinkedHashSet<>(msg.keySet());
         for (String path : writes.keySet()) keys.add(path.split("\\.")[0]);
         for (String key : keys) {
-            if (imageRoleAt.containsKey(key) && !(unwrittenImages && !imageWritten(key, row.op))) continue;
+            String imageRole = imageRoleAt.get(key);
+            if (imageRole != null && (imageRole.equals("rows") || imageRole.equals("row_befores"))) {
+                if (msg.get(key) instanceof List && !((List<?>) msg.get(key)).isEmpty()) continue;  // the rows
+            } else if (imageRole != null && !(unwrittenImages && !imageWritten(key, row.op))) {
+                continue;
+            }
             Object original = msg.getOrDefault(key, MISSING);
             if (nested.contains(key) && original instanceof Map) {
                 LinkedHashSet<String> subs = new LinkedHashSet<>(((Map<String, Object>) original).keySet());
@@ -593,13 +787,22 @@ public final class DeclaredJson implements PlainDecoder {
         if (a instanceof String) return a.equals(b);
         if (a instanceof Num) return b instanceof Num && ((Num) a).text.equals(((Num) b).text);
         if (a == NULL) return b == NULL;
+        if (a instanceof Boolean) return a.equals(b);
+        if (a instanceof Map && b instanceof Map) {  // key order aside, as same_json compares
+            Map<String, Object> x = (Map<String, Object>) a, y = (Map<String, Object>) b;
+            if (x.size() != y.size()) return false;
+            for (Map.Entry<String, Object> e : x.entrySet()) {
+                if (!y.containsKey(e.getKey()) || !same(e.getValue(), y.get(e.getKey()))) return false;
+            }
+            return true;
+        }
         if (a instanceof List && b instanceof List) {
             List<Object> x = (List<Object>) a, y = (List<Object>) b;
             if (x.size() != y.size()) return false;
             for (int i = 0; i < x.size(); i++) if (!same(x.get(i), y.get(i))) return false;
             return true;
         }
-        return false;  // booleans and objects: the encoder writes none where a rendering is declared
+        return false;
     }
 
     private static void fix(StringBuilder vendor, int start, String[] path) {
