@@ -27,6 +27,7 @@ from decimal import Decimal
 from typing import Any, Optional
 
 from ..base import Capabilities
+from ..shared.declared_rows import DeclaredRows
 from ..shared.value_text import int_field, is_text, render
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
@@ -78,6 +79,23 @@ class OmsDataWorksCodec(OmsJsonCodec):
         transactions=True,
         notes="no snapshot marker (full-sync rows are INSERT); column types are OMS type names (no JDBC numbers).",
     )
+
+    # The JVM's declared decode of the row messages (shared.declared_rows), in the order ``_build`` writes; what it
+    # declines (DDL and control records, a schema level, columns the schema does not list, booleans or JSON in
+    # cells...) ``events`` decodes.
+    jvm_declaration = DeclaredRows(
+        op=("payload.op", {code: op.value for code, op in DATA_OPS.items()}),
+        images=(("before", "payload.before.data"), ("after", "payload.after.data")),
+        reads={"database": ("schema.source.dbName", "text"), "table": ("schema.source.table", "text"),
+               "primary_key": ("schema.pk", "list"), "millis": ("payload.timestamp.eventTime", "integer"),
+               "sequence": ("payload.scn", "digits"), "column_specs": ("schema.column", "list")},
+        writes={"version": '="2.0"', "schema.source.dbType": "null", "schema.source.dbVersion": "null",
+                "schema.source.dbName": "database", "schema.source.schema": "null", "schema.source.table": "table",
+                "schema.column": "column_specs", "schema.pk": "key_list_or_empty", "payload.op": "op",
+                "payload.timestamp": "object_if_time", "payload.timestamp.eventTime": "millis_number",
+                "payload.timestamp.checkpointTime": "seconds_number", "payload.before": "null",
+                "payload.after": "null", "payload.ddl": "null", "payload.scn": "sequence_text"},
+        requires={"schema.source.schema": ()}, sequence_none=NO_SCN, leaf_paths=True, columns_exact=True)
 
     # ---------------------------------------------------------------------------------------------- decode
 

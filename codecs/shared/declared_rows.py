@@ -16,14 +16,15 @@ import orjson
 from .required import Need
 
 # How a role's value may be written: "text" (a string), "digits" (a string of ASCII digits), "scalar" (a string
-# or a bare number), "number", "integer" (a bare number of digits), "object" (a JSON object). Another kind
-# declines the message.
-READ_KINDS = frozenset({"text", "digits", "scalar", "number", "integer", "object"})
+# or a bare number), "number", "integer" (a bare number of digits), "object" (a JSON object), "list". Another
+# kind declines the message.
+READ_KINDS = frozenset({"text", "digits", "scalar", "number", "integer", "object", "list"})
 # What the encoder writes at a key (DeclaredJson.written): from the canonical fields the message was read to; or
 # "=" and a JSON constant ("=0", '="ROWDATA"', "=[]").
 RENDERINGS = frozenset({"null", "op", "database", "table", "qualified_table", "seconds_number", "seconds_text",
-                        "seconds_text_or_null", "millis_number_or_null", "stamp_micros", "stamp_seconds",
-                        "sequence_number", "sequence_digits20", "sequence_first_text", "sequence_second_number",
+                        "seconds_text_or_null", "millis_number", "millis_number_or_null", "object_if_time",
+                        "stamp_micros", "stamp_seconds", "sequence_number", "sequence_text", "sequence_digits20",
+                        "sequence_first_text", "sequence_second_number", "column_specs",
                         "transaction_text", "transaction_number", "key_list", "key_list_or_empty", "key_text",
                         "key_values", "row_id", "type_names", "type_codes"})
 
@@ -53,7 +54,8 @@ class DeclaredRows:
     ``key_separator``), seconds (epoch seconds), millis (epoch milliseconds), stamp (a UTC "YYYY-MM-DD
     HH:MM:SS.f" event time), stamp_seconds ("YYYY-MM-DDTHH:MM:SS"), sequence (and sequence_next, its second
     component), transaction_id, type_names and type_codes (objects of column -> type name / java.sql.Types
-    number: the declared columns, before the rows' others). ``writes``: key path -> rendering,
+    number: the declared columns, before the rows' others), column_specs (a list of {"name", "type"}: the
+    declared columns of a one-row message). ``writes``: key path -> rendering,
     in the order the encoder writes them; every other key of a message is kept as a fix, ``nested`` objects key
     by key. ``sequence_from_seconds``: a change without a sequence is ordered by its seconds.
     ``null_cells_declare``: a column whose cells are all null is declared. ``database_required``: a message
@@ -61,7 +63,11 @@ class DeclaredRows:
     names the database too, "one_dot" (DATABASE.TABLE, a third level declines) or "first_dot" (split at the first
     dot). ``requires``: key path -> the JSON values it may have besides null or none (others decline).
     ``delete_in_vendor``: the vendor key that names "rows" where a DELETE's rows were found there, not in
-    "row_befores". ``image_types``: column types inside the images (``ImageTypes``). ``compare_unwritten_images``: an image key the encoder does not write for the op (an insert's
+    "row_befores". ``leaf_paths``: fixes down to the first non-object on either side (``oms_dataworks.leaf_paths``,
+    images' objects skipped; "object_if_time" writes an object of its keys only where the event has a time)
+    instead of top-level keys and ``nested``. ``sequence_none``: the text a message writes at the sequence's key
+    for "no sequence" (written back as such). ``columns_exact``: the images hold exactly the declared columns, the
+    key's among them (the codec warns otherwise). ``image_types``: column types inside the images (``ImageTypes``). ``compare_unwritten_images``: an image key the encoder does not write for the op (an insert's
     before) is compared like any other key, not skipped."""
 
     op: tuple[str, Mapping[str, str]]
@@ -79,6 +85,9 @@ class DeclaredRows:
     image_types: Optional[ImageTypes] = None
     requires: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     delete_in_vendor: Optional[str] = None
+    leaf_paths: bool = False
+    sequence_none: Optional[str] = None
+    columns_exact: bool = False
     declines: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:
@@ -101,4 +110,6 @@ class DeclaredRows:
             "image_types": None if self.image_types is None else [
                 self.image_types.key, self.image_types.member, self.image_types.vendor, list(self.image_types.order)],
             "requires": {path: list(values) for path, values in self.requires.items()},
-            "delete_in_vendor": self.delete_in_vendor, "declines": list(self.declines)}).decode()
+            "delete_in_vendor": self.delete_in_vendor, "leaf_paths": self.leaf_paths,
+            "sequence_none": self.sequence_none,
+            "columns_exact": self.columns_exact, "declines": list(self.declines)}).decode()

@@ -102,6 +102,16 @@ ODD_LINES = {
         4: b'{"action":"DELETE","db":"shop","table":"t","execTs":null,"data":[{"a":true}],"before":[]}',
         5: b'{"action":"ALTER","isDdl":true,"db":"shop","table":"t","execTs":5,"sql":"ALTER TABLE t ADD b int"}',
         8: b'{"action":"INSERT","db":"shop","table":"customers","data":[{"id":1'},
+    "oms-dataworks": {
+        3: b'{"version":"2.0","schema":{"source":{"dbType":"ob_mysql","dbName":"shop","schema":null,"table":"t"},'
+           b'"column":[{"name":"a","type":"DECIMAL"}],"pk":["a"]},"payload":{"before":{"data":{"a":1}},'
+           b'"after":{"data":{"a":1.50}},"op":"UPDATE","timestamp":{"eventTime":5001,"systemTime":6000},'
+           b'"ddl":null,"scn":"null"},"extend":{"k":"v"}}',
+        4: b'{"version":"2.0","schema":{"source":{"dbName":"shop","table":"t"},"column":[{"name":"a"}],"pk":[]},'
+           b'"payload":{"after":{"data":{"a":1,"b":2}},"op":"INSERT","scn":"7"}}',
+        5: b'{"version":"2.0","payload":{"timestamp":{"eventTime":5000},"op":"HEARTBEAT"}}',
+        8: b'{"version":"2.0","schema":{"source":{"dbName":"shop","table":"customers"}},"payload":{"op":"INSERT"',
+    },
     "oms-extend-column-type": {
         3: b'{"allMetaData":{"db":"shop","table_name":"t","dbType":"OB_MYSQL"},"recordType":"UPDATE",'
            b'"prevStruct":{"a":"1"},"postStruct":{"a":"1.50","__light_type":{"a":{"schemaType":"DECIMAL"}}}}',

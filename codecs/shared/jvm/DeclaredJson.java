@@ -29,6 +29,7 @@ public final class DeclaredJson implements PlainDecoder {
     private static final JsonFactory FACTORY = new JsonFactory();
     private static final Object NULL = new Object();     // JSON null
     private static final Object MISSING = new Object();  // no such key (in the message, or in what is written)
+    private static final Object OBJECT = new Object();  // what is written there is an object (leaf_paths)
     private static final BigDecimal[] NO_SEQUENCE = new BigDecimal[0];
     private static final Pattern INTEGER = Pattern.compile("-?[0-9]{1,19}");
     private static final Pattern INTEGER_LITERAL = Pattern.compile("-?[0-9]+");
@@ -80,7 +81,12 @@ public final class DeclaredJson implements PlainDecoder {
     private final String rowsKey, rowBeforesKey;  // images that are lists of rows ("rows", "row_befores")
     private final String deleteInVendor;
     // the codec's required fields per op value: [path, JSON types, non-empty] (shared/required.py)
-    private final Map<String, List<Object[]>> needs = new HashMap<>();  // the vendor key naming rowsKey where a DELETE's rows were found there
+    private final Map<String, List<Object[]>> needs = new HashMap<>();
+    // leaf_paths: fixes down to the first non-object on either side; the written keys under each object path
+    private final boolean leafPaths, columnsExact;
+    private final String sequenceNone;  // the text a message writes for "no sequence" (OMS DataWorks: "null")
+    private final Map<String, LinkedHashSet<String>> children = new HashMap<>();
+    private final Set<String> imageParents = new HashSet<>();  // an image's object: {"data": {...}} (leaf_paths)  // the vendor key naming rowsKey where a DELETE's rows were found there
     private final Map<List<Object>, List<Object[]>> columnLists = new HashMap<>();
 
     /** {@code declaration}: the JSON text {@code DeclaredRows.text()} writes. */
@@ -124,6 +130,19 @@ public final class DeclaredJson implements PlainDecoder {
                         need.get(2) == Boolean.TRUE});
             }
             needs.put(e.getKey(), kind);
+        }
+        sequenceNone = d.get("sequence_none") instanceof String ? (String) d.get("sequence_none") : null;
+        leafPaths = d.get("leaf_paths") == Boolean.TRUE;
+        columnsExact = d.get("columns_exact") == Boolean.TRUE;
+        for (String path : writes.keySet()) {
+            String prefix = "";
+            for (String key : path.split("\\.")) {
+                children.computeIfAbsent(prefix, k -> new LinkedHashSet<>()).add(key);
+                prefix = prefix.isEmpty() ? key : prefix + "." + key;
+            }
+        }
+        for (String[] path : imagePaths) {
+            imageParents.add(String.join(".", path.length > 1 ? java.util.Arrays.copyOf(path, path.length - 1) : path));
         }
         rowsKey = pathOf("rows");
         rowBeforesKey = pathOf("row_befores");
@@ -187,10 +206,15 @@ public final class DeclaredJson implements PlainDecoder {
 
     /** A role's value as text, or null (absent or JSON null); declines a value of another kind than declared. */
     private String role(Map<String, Object> msg, String role) {
+        return role(msg, role, null);
+    }
+
+    /** The same, null also where the value is the text {@code none}. */
+    private String role(Map<String, Object> msg, String role, String none) {
         String[] path = reads.get(role);
         if (path == null) return null;
         Object v = at(msg, path);
-        if (v == MISSING || v == NULL) return null;
+        if (v == MISSING || v == NULL || none != null && none.equals(v)) return null;
         // text, digits (text of ASCII digits), scalar (text or a number), number, integer (a number of digits)
         String kind = kinds.get(role);
         if (v instanceof String && (kind.equals("text") || kind.equals("scalar"))) return (String) v;
@@ -272,7 +296,7 @@ public final class DeclaredJson implements PlainDecoder {
         if (stamp != null) row.ms = stampMillis(stamp, STAMP);
         String stampSeconds = role(msg, "stamp_seconds");
         if (stampSeconds != null) row.ms = stampMillis(stampSeconds, STAMP_SECONDS);
-        String sequence = role(msg, "sequence"), next = role(msg, "sequence_next");
+        String sequence = role(msg, "sequence", sequenceNone), next = role(msg, "sequence_next");
         if (sequence != null || next != null) {
             row.sequence = sequence != null && next != null ? new BigDecimal[] {component(sequence), component(next)}
                     : new BigDecimal[] {component(sequence == null ? next : sequence)};
@@ -292,6 +316,11 @@ public final class DeclaredJson implements PlainDecoder {
         for (int i = 0; i < imageRoles.size(); i++) {
             if (imageRoles.get(i).equals("update_before") && !"UPDATE".equals(row.op)) continue;  // not read
             Object image = at(msg, imagePaths.get(i));
+            if (image == MISSING && imagePaths.get(i).length > 1) {  // {"data": ...} without its data: the codec's
+                String[] path = imagePaths.get(i);
+                Object parent = at(msg, java.util.Arrays.copyOf(path, path.length - 1));
+                if (parent != MISSING && parent != NULL) throw JsonChecks.DECLINE;
+            }
             if (image == MISSING || image == NULL) continue;
             if (!(image instanceof Map)) throw JsonChecks.DECLINE;
             images.put(imageRoles.get(i), cells((Map<String, Object>) image, numbers, types));
@@ -305,6 +334,9 @@ public final class DeclaredJson implements PlainDecoder {
             for (Map<String, String> cells : images.values()) named |= cells.containsKey(name);
             if (!named) throw JsonChecks.DECLINE;
         }
+        if (reads.containsKey("column_specs")) {
+            row.columns = specColumns(msg, row, numbers, images);
+        }
         StringBuilder vendor = new StringBuilder(64).append('{');
         if (row.tenant != null) {
             vendor.append("\"tenant\":");
@@ -314,7 +346,7 @@ public final class DeclaredJson implements PlainDecoder {
         if (typesKey != null) imageTypes(numbers, types, typeObjects, vendor);
         fixes(msg, row, vendor);
         String tableName = row.database == null || row.database.isEmpty() ? row.table : row.database + "." + row.table;
-        Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, columns(numbers, types, Map.of()), row.key,
+        Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, reads.containsKey("column_specs") ? row.columns : columns(numbers, types, Map.of()), row.key,
                 row.ms, row.sequence, 0, vendor.length() == 1 ? null : vendor.append('}').toString(), true, row.txn};
         List<Object[]> rows = new ArrayList<>(1);
         rows.add(r);
@@ -428,6 +460,39 @@ public final class DeclaredJson implements PlainDecoder {
         }
         return !nonempty || !(v instanceof String && ((String) v).isEmpty() || v instanceof List
                 && ((List<Object>) v).isEmpty() || v instanceof Map && ((Map<String, Object>) v).isEmpty());
+    }
+
+    /** The columns a list of {"name", "type"} objects declares (column_specs), in its order; the images' cells say
+     *  which are number columns. With columns_exact, the images' columns must be those and the key among them
+     *  (the codec warns otherwise). */
+    @SuppressWarnings("unchecked")
+    private List<Object[]> specColumns(Map<String, Object> msg, Row row, LinkedHashMap<String, Boolean> numbers,
+                                       Map<String, LinkedHashMap<String, String>> images) {
+        Object specs = at(msg, reads.get("column_specs"));
+        LinkedHashMap<String, Boolean> ordered = new LinkedHashMap<>();
+        Map<String, String> types = new HashMap<>();
+        if (specs != MISSING && specs != NULL) {
+            if (!(specs instanceof List)) throw JsonChecks.DECLINE;
+            for (Object spec : (List<Object>) specs) {
+                Object name = spec instanceof Map ? ((Map<String, Object>) spec).get("name") : null;
+                Object type = spec instanceof Map ? ((Map<String, Object>) spec).getOrDefault("type", NULL) : null;
+                if (!(name instanceof String) || !(type == NULL || type instanceof String)
+                        || ordered.containsKey(name)) {
+                    throw JsonChecks.DECLINE;
+                }
+                ordered.put((String) name, numbers.get(name) == Boolean.TRUE);
+                if (type != NULL) types.put((String) name, (String) type);
+            }
+        }
+        if (columnsExact) {
+            Set<String> named = new HashSet<>();
+            for (Map<String, String> cells : images.values()) named.addAll(cells.keySet());
+            if (!named.equals(ordered.keySet()) || !named.containsAll(row.key)) {
+                throw JsonChecks.DECLINE;
+            }
+        }
+        numbers.forEach((name, number) -> ordered.putIfAbsent(name, number == Boolean.TRUE));
+        return columns(ordered, types, Map.of());
     }
 
     /** A sequence component: an integer literal within the record's 38 digits. */
@@ -642,6 +707,20 @@ public final class DeclaredJson implements PlainDecoder {
         switch (rendering) {
             case "null": return NULL;
             case "millis_number_or_null": return row.ms == null ? NULL : new Num(Long.toString(row.ms));
+            case "millis_number": return row.ms == null ? MISSING : new Num(Long.toString(row.ms));
+            case "object_if_time": return row.ms == null ? NULL : OBJECT;  // an object of the time's keys, or null
+            case "sequence_text": return row.sequence.length == 1 ? row.sequence[0].toPlainString()
+                    : sequenceNone != null ? sequenceNone : MISSING;
+            case "column_specs": {
+                List<Object> out = new ArrayList<>(row.columns.size());
+                for (Object[] c : row.columns) {
+                    LinkedHashMap<String, Object> spec = new LinkedHashMap<>();
+                    spec.put("name", c[0]);
+                    spec.put("type", c[1] == null ? NULL : c[1]);
+                    out.add(spec);
+                }
+                return out;
+            }
             case "key_list_or_empty": return new ArrayList<Object>(row.key);
             case "type_names": case "type_codes": {  // the declared types as the encoder writes them
                 LinkedHashMap<String, Object> out = new LinkedHashMap<>();
@@ -727,6 +806,11 @@ public final class DeclaredJson implements PlainDecoder {
     @SuppressWarnings("unchecked")
     private void fixes(Map<String, Object> msg, Row row, StringBuilder vendor) {
         int start = vendor.length();
+        if (leafPaths) {
+            leaves(vendor, start, "", msg, row);
+            if (vendor.length() > start) vendor.append(']');
+            return;
+        }
         LinkedHashSet<String> keys = new LinkedHashSet<>(msg.keySet());
         for (String path : writes.keySet()) keys.add(path.split("\\.")[0]);
         for (String key : keys) {
@@ -754,6 +838,41 @@ public final class DeclaredJson implements PlainDecoder {
         if (vendor.length() > start) vendor.append(']');
     }
 
+    /** json_fix.derive_fix over leaf_paths: the keys of both sides at a level (the message's first), into the
+     *  objects both sides have there, the images' objects skipped. */
+    @SuppressWarnings("unchecked")
+    private void leaves(StringBuilder vendor, int start, String prefix, Map<String, Object> original, Row row) {
+        LinkedHashSet<String> keys = new LinkedHashSet<>(original.keySet());
+        keys.addAll(children.getOrDefault(prefix, new LinkedHashSet<>()));
+        for (String key : keys) {
+            String path = prefix.isEmpty() ? key : prefix + "." + key;
+            if (imageParents.contains(path)) continue;  // the event itself
+            Object o = original.getOrDefault(key, MISSING), d = derived(path, row);
+            if (o instanceof Map && d == OBJECT) {
+                leaves(vendor, start, path, (Map<String, Object>) o, row);
+            } else {
+                compareWith(vendor, start, path.split("\\."), o, d == OBJECT ? object(path, row) : d);
+            }
+        }
+    }
+
+    /** What the encoder writes at a key path: a rendering's value, OBJECT where it writes an object of keys. */
+    private Object derived(String path, Row row) {
+        String rendering = writes.get(path);
+        if (rendering != null) return written(rendering, row);
+        return children.containsKey(path) ? OBJECT : MISSING;
+    }
+
+    /** The object the encoder writes at a key path, built. */
+    private Map<String, Object> object(String path, Row row) {
+        LinkedHashMap<String, Object> out = new LinkedHashMap<>();
+        for (String key : children.get(path)) {
+            Object v = derived(path + "." + key, row);
+            if (v != MISSING) out.put(key, v == OBJECT ? object(path + "." + key, row) : v);
+        }
+        return out;
+    }
+
     /** Whether the encoder writes the image at this key for the op: before for an UPDATE or DELETE, after for all
      *  but a DELETE, an UPDATE's changed columns or before apart for an UPDATE, the row always. */
     private boolean imageWritten(String key, String op) {
@@ -767,7 +886,10 @@ public final class DeclaredJson implements PlainDecoder {
 
     private void compare(StringBuilder vendor, int start, String[] path, Object original, Row row) {
         String rendering = writes.get(String.join(".", path));
-        Object derived = rendering == null ? MISSING : written(rendering, row);
+        compareWith(vendor, start, path, original, rendering == null ? MISSING : written(rendering, row));
+    }
+
+    private void compareWith(StringBuilder vendor, int start, String[] path, Object original, Object derived) {
         if (original == MISSING) {
             if (derived == MISSING) return;
             fix(vendor, start, path);
