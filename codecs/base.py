@@ -334,9 +334,8 @@ def group_by_message(events: Iterable[Event]) -> list[list[Event]]:
 def jvm_twin(codec: Codec) -> Optional[str]:
     """What decodes the codec's line messages in the JVM, from its own class: the twin of ``plain_rows``
     (``Codec.jvm_plain_decoder``, a class name) or the declaration's text (``Codec.jvm_declaration``)."""
-    declared = type(codec).__dict__.get("jvm_declaration")
-    if declared is not None:
-        return declared.text(codec.required.needs)
+    if type(codec).__dict__.get("jvm_declaration") is not None:  # the instance's: it may narrow its class's
+        return codec.jvm_declaration.text(codec.required.needs)
     return type(codec).__dict__.get("jvm_plain_decoder")
 
 

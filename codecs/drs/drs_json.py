@@ -28,6 +28,7 @@ from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence, cast
 from ..base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
+from ..shared.declared_rows import DeclaredRows
 from ..shared.required import ARRAY, INTEGER, STRING, Required, need, same_needs
 from ..shared.json_fix import literal, same_json, unliteral
 from ..types import JDBC, JDBC_NAME, family
@@ -174,6 +175,22 @@ REQUIRED = Required(_drs_type, {
 class DrsJsonCodec(Codec):
     vendor = "Huawei Cloud DRS"
     required = REQUIRED
+    # The JVM's declared decode of the row messages (shared.declared_rows), in the order ``_build`` writes; what it
+    # declines (DDL, a column without its declared types, names with blanks around, a DELETE's rows in both lists,
+    # byte arrays spelled otherwise than DRS writes them...) ``decode`` decodes.
+    jvm_declaration = DeclaredRows(
+        op=("type", {kind: op.value for kind, op in TYPE_TO_OP.items() if op.is_data}),
+        images=(("rows", "data"), ("row_befores", "old")),
+        reads={"database": ("database", "text"), "table": ("table", "text"), "primary_key": ("pkNames", "list"),
+               "millis": ("es", "scalar"), "sequence": ("id", "integer"),
+               "type_names": ("mysqlType", "object"), "type_codes": ("sqlType", "object")},
+        writes={"mysqlType": "type_names", "id": "sequence_number", "es": "millis_number_or_null",
+                "ts": "millis_number_or_null", "database": "database_or_empty", "table": "table", "type": "op",
+                "isDdl": "=false", "sql": '=""', "sqlType": "type_codes", "data": "null", "old": "null",
+                "pkNames": "key_list_or_null"},
+        requires={"isDdl": ("false", "true")}, null_cells_declare=True, names_stripped=True, types_complete=True,
+        value_conversions={"binary": "java_bytes"}, delete_in_vendor="delete_rows", delete_hides_other=True,
+        fix_keys=True)
 
     def __init__(self, dialect: Dialect = JSON_DIALECT):
         self.dialect = dialect

@@ -14,6 +14,7 @@ Text that is not a date-time (MySQL's zero date ``0000-00-00 00:00:00``) is kept
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone, tzinfo
 from decimal import Decimal
 from zoneinfo import ZoneInfo
@@ -93,6 +94,11 @@ class JsonCValues(Values):
 
 
 class DrsJsonCCodec(DrsJsonCodec):
+    # DRS JSON's declaration: a DELETE's rows documented in data, TIMESTAMP columns local text at DEFAULT_ZONE (a
+    # codec made for another zone declines them: see __init__)
+    jvm_declaration = replace(DrsJsonCodec.jvm_declaration, delete_main="rows", value_conversions={
+        "binary": "java_bytes", "timestamp": f"local_seconds{DEFAULT_ZONE}"})
+
     def __init__(self, zone: str = DEFAULT_ZONE):
         super().__init__(Dialect(
             name=FORMAT,
@@ -103,6 +109,9 @@ class DrsJsonCCodec(DrsJsonCodec):
             notes="As drs-json, but DELETE row in data (accepted in old too) and timestamp values are zone-less "
                   f"local text, read and written in {zone}; MySQL/TaurusDB sources only.",
         ))
+        if zone != DEFAULT_ZONE:  # the class's declaration reads DEFAULT_ZONE: TIMESTAMP columns to Python
+            self.jvm_declaration = replace(type(self).jvm_declaration, value_conversions={"binary": "java_bytes"},
+                                           decline_families=("timestamp",))
 
 
 CODEC = DrsJsonCCodec()

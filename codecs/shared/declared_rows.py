@@ -26,7 +26,8 @@ RENDERINGS = frozenset({"null", "op", "database", "table", "qualified_table", "s
                         "stamp_micros", "stamp_seconds", "sequence_number", "sequence_text", "sequence_digits20",
                         "sequence_first_text", "sequence_second_number", "column_specs",
                         "transaction_text", "transaction_number", "key_list", "key_list_or_empty", "key_text",
-                        "key_values", "row_id", "type_names", "type_codes"})
+                        "key_values", "row_id", "type_names", "type_codes",
+                        "database_or_empty", "key_list_or_null"})
 
 
 @dataclass(frozen=True)
@@ -62,8 +63,15 @@ class DeclaredRows:
     without a database name is the codec's to name (the table always is). ``qualified_table``: the table role
     names the database too, "one_dot" (DATABASE.TABLE, a third level declines) or "first_dot" (split at the first
     dot). ``requires``: key path -> the JSON values it may have besides null or none (others decline).
-    ``delete_in_vendor``: the vendor key that names "rows" where a DELETE's rows were found there, not in
-    "row_befores". ``leaf_paths``: fixes down to the first non-object on either side (``oms_dataworks.leaf_paths``,
+    ``delete_main``: the list a DELETE's rows are documented in ("row_befores" or "rows");
+    ``delete_in_vendor``: the vendor key that names the other list where a DELETE's rows were found there;
+    ``delete_hides_other``: a DELETE whose rows are in the main list leaves the other uncompared.
+    ``names_stripped``: names are read stripped of blanks (one with blanks around declines), an empty database
+    name as none. ``types_complete``: every column has a type name and a code (the codec would derive the
+    others). ``decline_families``: a column of one of these type families (``types.family`` of its name, else of
+    its code) declines: its values are converted. ``value_conversions``: type family -> how its cells' text
+    becomes canonical text ("java_bytes": ``Arrays.toString(byte[])`` as base64; only the spelling the codec
+    writes back is taken). ``fix_keys``: a fix names its top-level key, not a path (DRS's header fixes). ``leaf_paths``: fixes down to the first non-object on either side (``oms_dataworks.leaf_paths``,
     images' objects skipped; "object_if_time" writes an object of its keys only where the event has a time)
     instead of top-level keys and ``nested``. ``sequence_none``: the text a message writes at the sequence's key
     for "no sequence" (written back as such). ``columns_exact``: the images hold exactly the declared columns, the
@@ -85,6 +93,13 @@ class DeclaredRows:
     image_types: Optional[ImageTypes] = None
     requires: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     delete_in_vendor: Optional[str] = None
+    delete_main: str = "row_befores"
+    delete_hides_other: bool = False
+    names_stripped: bool = False
+    types_complete: bool = False
+    decline_families: tuple[str, ...] = ()
+    value_conversions: Mapping[str, str] = field(default_factory=dict)
+    fix_keys: bool = False
     leaf_paths: bool = False
     sequence_none: Optional[str] = None
     columns_exact: bool = False
@@ -110,6 +125,9 @@ class DeclaredRows:
             "image_types": None if self.image_types is None else [
                 self.image_types.key, self.image_types.member, self.image_types.vendor, list(self.image_types.order)],
             "requires": {path: list(values) for path, values in self.requires.items()},
-            "delete_in_vendor": self.delete_in_vendor, "leaf_paths": self.leaf_paths,
+            "delete_in_vendor": self.delete_in_vendor, "delete_main": self.delete_main,
+            "delete_hides_other": self.delete_hides_other, "names_stripped": self.names_stripped,
+            "types_complete": self.types_complete, "decline_families": list(self.decline_families),
+            "value_conversions": dict(self.value_conversions), "fix_keys": self.fix_keys, "leaf_paths": self.leaf_paths,
             "sequence_none": self.sequence_none,
             "columns_exact": self.columns_exact, "declines": list(self.declines)}).decode()

@@ -69,10 +69,47 @@ def declared_inputs(fmt: str) -> list[bytes]:
     and number literals of every kind; the types objects inside images too) and its fuzz corpus."""
     seeds = messages(fmt)
     raws = [m for seed in seeds for m in mutations(seed)]
-    types = get_codec(fmt).jvm_declaration.image_types
-    if types is not None:
-        raws += [m for seed in seeds for m in image_type_mutations(seed, types)]
+    declaration = get_codec(fmt).jvm_declaration
+    if declaration.image_types is not None:
+        raws += [m for seed in seeds for m in image_type_mutations(seed, declaration.image_types)]
+    if declaration.value_conversions:
+        raws += [m for seed in seeds for m in conversion_variants(seed, declaration)]
     return raws + [i.raw for i in corpus(fmt, 300, ten_mb_line=False)]
+
+
+# Cell texts of the families a declaration converts: what the codec writes back, and spellings it reads otherwise
+# (kept as cell fixes), cannot read (dead letters) or keeps as written.
+CONVERTED_TEXTS = {
+    "binary": ["[]", "[1]", "[106, 103]", "[-128, 127, 0]", "[1,2]", "[ 1, 2 ]", "[255]", "[-129]", "[01]", "[-0]",
+               "x", "[1, 2", "[\u0661]"],
+    "timestamp": ["2021-06-25 17:51:53", "2021-06-25 17:51:53.201", "2021-06-25 17:51:53.000000", "1970-01-01 07:59:59",
+                  "2021-06-25T17:51:53", "0000-00-00 00:00:00", "0999-01-01 00:00:00", "2021-02-30 00:00:00",
+                  "2021-06-25 24:00:00", "1624614713", "1624614713.5", "abc", "\u0662021-06-25 17:51:53"],
+}
+
+
+def conversion_variants(raw: bytes, declaration) -> list[bytes]:
+    """Copies of a message with every cell of a column of a converted family set to each of CONVERTED_TEXTS."""
+    from cdc_codecs.types import family
+
+    msg = json.loads(raw)
+    names = msg.get(declaration.reads["type_names"][0]) if "type_names" in declaration.reads else None
+    if not isinstance(names, dict):
+        return []
+    lists = [key for role, key in declaration.images if role in ("rows", "row_befores")]
+    out = []
+    for column, type_name in names.items():
+        fam = family(type_name) if isinstance(type_name, str) else None
+        if fam not in declaration.value_conversions:
+            continue
+        for text in CONVERTED_TEXTS[fam]:
+            m = json.loads(json.dumps(msg))
+            for key in lists:
+                for row in m.get(key) or ():
+                    if isinstance(row, dict) and column in row:
+                        row[column] = json.loads(f'"{text}"')
+            out.append(json.dumps(m).encode())
+    return out
 
 
 TYPE_SPECS = [None, "x", 5, [], {}, {"other": "INT"}, {"schemaType": None}, {"schemaType": 5},
@@ -226,6 +263,14 @@ def compared(twin: list, python: list, raws: list[bytes]) -> tuple[int, int]:
             assert expected is not None, f"the twin took a message the Python fast path declines: {raw[:300]!r}"
             assert got == expected, raw[:300]
     return sum(t is not None for t in twin), sum(p is not None for p in python)
+
+
+def test_a_drs_json_c_codec_of_another_zone_leaves_timestamps_to_python():
+    from cdc_codecs.drs.drs_json_c import DrsJsonCCodec
+
+    assert json.loads(jvm_twin(get_codec("drs-json-c")))["value_conversions"]["timestamp"] == "local_seconds+08:00"
+    other = json.loads(jvm_twin(DrsJsonCCodec("UTC")))
+    assert "timestamp" not in other["value_conversions"] and other["decline_families"] == ["timestamp"]
 
 
 def test_every_twin_has_inputs():

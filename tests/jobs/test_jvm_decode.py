@@ -102,6 +102,26 @@ ODD_LINES = {
         4: b'{"action":"DELETE","db":"shop","table":"t","execTs":null,"data":[{"a":true}],"before":[]}',
         5: b'{"action":"ALTER","isDdl":true,"db":"shop","table":"t","execTs":5,"sql":"ALTER TABLE t ADD b int"}',
         8: b'{"action":"INSERT","db":"shop","table":"customers","data":[{"id":1'},
+    "drs-json": {
+        3: b'{"mysqlType":{"a":"int","b":"varbinary(4)"},"id":9,"es":5000,"ts":6000,"database":"shop","table":"t",'
+           b'"type":"DELETE","isDdl":false,"sql":"","sqlType":{"a":4,"b":-3},"data":[{"a":"1","b":"[1, -1]"}],'
+           b'"old":null,"pkNames":["a"],"jobId":"j"}',
+        4: b'{"mysqlType":{"a":"int"},"id":10,"es":5000,"database":"shop","table":"t ","type":"INSERT",'
+           b'"sqlType":{"a":4},"data":[{"a":"1"}]}',
+        5: b'{"mysqlType":null,"id":11,"es":5000,"database":"shop","table":"t","type":"DDL","isDdl":true,'
+           b'"sql":"ALTER TABLE t ADD b int","sqlType":null,"data":null,"old":null,"pkNames":null}',
+        8: b'{"mysqlType":{"id":"int"},"id":12,"database":"shop","table":"customers","type":"INSERT","data":[{',
+    },
+    "drs-json-c": {
+        3: b'{"mysqlType":{"a":"int","t":"timestamp(3)"},"id":9,"es":5000,"ts":6000,"database":"shop","table":"t",'
+           b'"type":"UPDATE","isDdl":false,"sql":"","sqlType":{"a":4,"t":93},"data":[{"a":"1","t":"2021-06-25 17:51:53.201"}],'
+           b'"old":[{"a":"1","t":"0000-00-00 00:00:00"}],"pkNames":["a"]}',
+        4: b'{"mysqlType":{"a":"int","t":"timestamp"},"id":10,"es":5000,"database":"shop","table":"t","type":"INSERT",'
+           b'"sqlType":{"a":4,"t":93},"data":[{"a":"1","t":"2021-06-25T17:51:53"}]}',
+        5: b'{"mysqlType":null,"id":11,"es":5000,"database":"shop","table":"t","type":"DDL","isDdl":true,'
+           b'"sql":"ALTER TABLE t ADD b int","sqlType":null,"data":null,"old":null,"pkNames":null}',
+        8: b'{"mysqlType":{"id":"int"},"id":12,"database":"shop","table":"customers","type":"INSERT","data":[{',
+    },
     "oms-dataworks": {
         3: b'{"version":"2.0","schema":{"source":{"dbType":"ob_mysql","dbName":"shop","schema":null,"table":"t"},'
            b'"column":[{"name":"a","type":"DECIMAL"}],"pk":["a"]},"payload":{"before":{"data":{"a":1}},'

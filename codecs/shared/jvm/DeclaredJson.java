@@ -56,6 +56,7 @@ public final class DeclaredJson implements PlainDecoder {
         List<String> key = new ArrayList<>();
         Map<String, String> before, after;
         List<Object[]> columns = List.of();
+        boolean listsHidden;  // a DELETE's rows on the main side, the other list uncompared (delete_hides_other)
     }
 
     private final String[] opPath;
@@ -84,7 +85,14 @@ public final class DeclaredJson implements PlainDecoder {
     private final Map<String, List<Object[]>> needs = new HashMap<>();
     // leaf_paths: fixes down to the first non-object on either side; the written keys under each object path
     private final boolean leafPaths, columnsExact;
-    private final String sequenceNone;  // the text a message writes for "no sequence" (OMS DataWorks: "null")
+    private final String sequenceNone;
+    // names_stripped: a name with blanks around declines, an empty database is none (DRS); types_complete: every
+    // column has a type name and a code; decline_families: a column of these type families declines;
+    // delete_main: the list a DELETE's rows are documented in; delete_hides_other: then the other goes uncompared
+    private final boolean namesStripped, typesComplete, deleteHidesOther, fixKeys;
+    private final Set<String> declineFamilies = new HashSet<>();
+    private final Map<String, String> conversions = new HashMap<>();  // type family -> how its text is canonical
+    private final String deleteMain;  // the text a message writes for "no sequence" (OMS DataWorks: "null")
     private final Map<String, LinkedHashSet<String>> children = new HashMap<>();
     private final Set<String> imageParents = new HashSet<>();  // an image's object: {"data": {...}} (leaf_paths)  // the vendor key naming rowsKey where a DELETE's rows were found there
     private final Map<List<Object>, List<Object[]>> columnLists = new HashMap<>();
@@ -133,6 +141,13 @@ public final class DeclaredJson implements PlainDecoder {
         }
         sequenceNone = d.get("sequence_none") instanceof String ? (String) d.get("sequence_none") : null;
         leafPaths = d.get("leaf_paths") == Boolean.TRUE;
+        namesStripped = d.get("names_stripped") == Boolean.TRUE;
+        fixKeys = d.get("fix_keys") == Boolean.TRUE;
+        typesComplete = d.get("types_complete") == Boolean.TRUE;
+        deleteHidesOther = d.get("delete_hides_other") == Boolean.TRUE;
+        for (Object f : (List<Object>) d.get("decline_families")) declineFamilies.add((String) f);
+        ((Map<String, Object>) d.get("value_conversions")).forEach((f, how) -> conversions.put(f, (String) how));
+        deleteMain = "rows".equals(d.get("delete_main")) ? "rows" : "row_befores";
         columnsExact = d.get("columns_exact") == Boolean.TRUE;
         for (String path : writes.keySet()) {
             String prefix = "";
@@ -273,6 +288,10 @@ public final class DeclaredJson implements PlainDecoder {
             row.database = row.table.substring(0, dot);
             row.table = row.table.substring(dot + 1);
         }
+        if (namesStripped) {  // read stripped of blanks (DRS writes "test " for test): such a name is the codec's
+            if (blankEnds(row.database) || blankEnds(row.table)) throw JsonChecks.DECLINE;
+            if (row.database != null && row.database.isEmpty()) row.database = null;
+        }
         if (row.table == null || row.table.isEmpty() || databaseRequired && (row.database == null
                 || row.database.isEmpty())) {
             throw JsonChecks.DECLINE;  // required (shared/required.py): decode names it
@@ -361,12 +380,13 @@ public final class DeclaredJson implements PlainDecoder {
         boolean update = "UPDATE".equals(row.op), delete = "DELETE".equals(row.op);
         List<Object> afters = rows;
         String deleteIn = null;
-        if (delete) {  // its rows are in one of the lists: both is ambiguous, which the codec names
+        boolean inMain = false;
+        if (delete) {  // its rows are in one of the lists (both: the codec compares or names them)
             if (!rows.isEmpty() && !befores.isEmpty()) throw JsonChecks.DECLINE;
-            if (!rows.isEmpty()) {
-                befores = rows;
-                deleteIn = rowsKey;
-            }
+            List<Object> main = deleteMain.equals("rows") ? rows : befores;
+            inMain = !main.isEmpty();
+            if (!inMain) deleteIn = deleteMain.equals("rows") ? rowBeforesKey : rowsKey;
+            befores = rows.isEmpty() ? befores : rows;
             afters = List.of();
         } else if (update ? befores.size() != rows.size() : !befores.isEmpty()) {
             throw JsonChecks.DECLINE;  // an insert's before, or an update's befores not one per row: the codec's
@@ -382,6 +402,25 @@ public final class DeclaredJson implements PlainDecoder {
             afterImages.add(delete ? null : cells((Map<String, Object>) afters.get(i), numbers, imageTyped));
         }
         row.columns = declaredColumns(msg, numbers);
+        for (Object[] c : row.columns) {
+            if (typesComplete && (c[1] == null || ((String) c[1]).isEmpty() || c[2] == null)) {
+                throw JsonChecks.DECLINE;  // the codec derives the missing type
+            }
+            if (declineFamilies.isEmpty() && conversions.isEmpty()) continue;
+            // the value's family: by the type name where there is one (DRS), else by the code
+            String family = TypeFamilies.family((String) c[1], c[1] != null && !((String) c[1]).isEmpty() ? null
+                    : (Integer) c[2]);
+            if (declineFamilies.contains(family)) throw JsonChecks.DECLINE;  // values the codec converts
+            String how = conversions.get(family);
+            if (how != null) {
+                for (List<LinkedHashMap<String, String>> images : List.of(beforeImages, afterImages)) {
+                    for (LinkedHashMap<String, String> cells : images) {
+                        String text = cells == null ? null : cells.get((String) c[0]);
+                        if (text != null && !(c[3] == Boolean.TRUE)) cells.put((String) c[0], convert(how, text));
+                    }
+                }
+            }
+        }
         row.before = beforeImages.get(0);
         row.after = afterImages.get(0);
         StringBuilder vendor = new StringBuilder(64).append('{');
@@ -390,6 +429,7 @@ public final class DeclaredJson implements PlainDecoder {
             vendor.append(':');
             OrjsonText.quote(vendor, deleteIn);
         }
+        row.listsHidden = delete && inMain && deleteHidesOther;
         fixes(msg, row, vendor);
         String vendorText = vendor.length() == 1 ? null : vendor.append('}').toString();
         String tableName = row.database == null || row.database.isEmpty() ? row.table : row.database + "." + row.table;
@@ -399,6 +439,61 @@ public final class DeclaredJson implements PlainDecoder {
                     row.columns, row.key, row.ms, row.sequence, i, vendorText, i == 0, row.txn});
         }
         return out;
+    }
+
+    /** A cell's text as canonical text: "java_bytes" (Arrays.toString(byte[]) as base64), "local_seconds" and a
+     *  UTC offset (wall-clock text at that offset as epoch seconds, the fraction as written). Only the spelling
+     *  the codec writes back is taken: any other (unsigned bytes, a "T" between date and time) the codec keeps as
+     *  a cell fix. */
+    private static String convert(String how, String text) {
+        if (how.startsWith("local_seconds")) return localSeconds(text, how.substring("local_seconds".length()));
+        if (!how.equals("java_bytes") || text.length() < 2 || text.charAt(0) != '['
+                || text.charAt(text.length() - 1) != ']') {
+            throw JsonChecks.DECLINE;
+        }
+        String inner = text.substring(1, text.length() - 1);
+        if (inner.isEmpty()) return "";
+        String[] parts = inner.split(", ", -1);
+        byte[] bytes = new byte[parts.length];
+        for (int i = 0; i < parts.length; i++) {
+            String p = parts[i];
+            if (!JAVA_BYTE.matcher(p).matches()) throw JsonChecks.DECLINE;
+            int v = Integer.parseInt(p);
+            if (v < -128 || v > 127 || !Integer.toString(v).equals(p)) throw JsonChecks.DECLINE;
+            bytes[i] = (byte) v;
+        }
+        return java.util.Base64.getEncoder().encodeToString(bytes);
+    }
+
+    private static final Pattern JAVA_BYTE = Pattern.compile("-?[0-9]{1,3}");
+    private static final Pattern LOCAL = Pattern.compile(
+            "([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\\.([0-9]{1,9}))?");
+    private static final Pattern EPOCH = Pattern.compile("-?[0-9]+(\\.[0-9]{1,9})?");
+
+    /** drs_json_c.JsonCValues.local_to_epoch at a fixed offset; a zero date and text that is no date-time stay as
+     *  written (epoch-like text would be written back as a date: the codec's). */
+    private static String localSeconds(String text, String offset) {
+        for (int i = 0; i < text.length(); i++) if (text.charAt(i) > 0x7e) throw JsonChecks.DECLINE;
+        java.util.regex.Matcher m = LOCAL.matcher(text);
+        if (!m.matches()) {
+            if (EPOCH.matcher(text).matches() || text.length() > 10 && text.charAt(10) == 'T') {
+                throw JsonChecks.DECLINE;
+            }
+            return text;
+        }
+        int y = Integer.parseInt(m.group(1)), mo = Integer.parseInt(m.group(2)), d = Integer.parseInt(m.group(3));
+        if (y == 0 || mo == 0 || d == 0) return text;  // MySQL's zero date
+        if (y < 1000) throw JsonChecks.DECLINE;  // written back unpadded (strftime's %Y)
+        long seconds;
+        try {
+            seconds = java.time.LocalDateTime.of(y, mo, d, Integer.parseInt(m.group(4)), Integer.parseInt(m.group(5)),
+                    Integer.parseInt(m.group(6))).toEpochSecond(java.time.ZoneOffset.of(offset));
+        } catch (java.time.DateTimeException e) {
+            throw JsonChecks.DECLINE;  // not a valid date-time: the codec names it
+        }
+        String fraction = m.group(7);
+        return fraction == null ? Long.toString(seconds)
+                : new BigDecimal(seconds).add(new BigDecimal("0." + fraction)).toPlainString();
     }
 
     /** A list of row objects at a key; none where it is absent or null. */
@@ -493,6 +588,14 @@ public final class DeclaredJson implements PlainDecoder {
         }
         numbers.forEach((name, number) -> ordered.putIfAbsent(name, number == Boolean.TRUE));
         return columns(ordered, types, Map.of());
+    }
+
+    /** Whether a name begins or ends with a character Python's strip() might take (ASCII blanks and controls, and
+     *  anything beyond ASCII, to be sure). */
+    private static boolean blankEnds(String name) {
+        if (name == null || name.isEmpty()) return false;
+        char first = name.charAt(0), last = name.charAt(name.length() - 1);
+        return first <= 0x20 || first >= 0x7f || last <= 0x20 || last >= 0x7f;
     }
 
     /** A sequence component: an integer literal within the record's 38 digits. */
@@ -707,6 +810,8 @@ public final class DeclaredJson implements PlainDecoder {
         switch (rendering) {
             case "null": return NULL;
             case "millis_number_or_null": return row.ms == null ? NULL : new Num(Long.toString(row.ms));
+            case "database_or_empty": return row.database == null ? "" : row.database;
+            case "key_list_or_null": return row.key.isEmpty() ? NULL : new ArrayList<Object>(row.key);
             case "millis_number": return row.ms == null ? MISSING : new Num(Long.toString(row.ms));
             case "object_if_time": return row.ms == null ? NULL : OBJECT;  // an object of the time's keys, or null
             case "sequence_text": return row.sequence.length == 1 ? row.sequence[0].toPlainString()
@@ -816,7 +921,7 @@ public final class DeclaredJson implements PlainDecoder {
         for (String key : keys) {
             String imageRole = imageRoleAt.get(key);
             if (imageRole != null && (imageRole.equals("rows") || imageRole.equals("row_befores"))) {
-                if (msg.get(key) instanceof List && !((List<?>) msg.get(key)).isEmpty()) continue;  // the rows
+                if (row.listsHidden || msg.get(key) instanceof List && !((List<?>) msg.get(key)).isEmpty()) continue;
             } else if (imageRole != null && !(unwrittenImages && !imageWritten(key, row.op))) {
                 continue;
             }
@@ -927,11 +1032,17 @@ public final class DeclaredJson implements PlainDecoder {
         return false;
     }
 
-    private static void fix(StringBuilder vendor, int start, String[] path) {
+    private void fix(StringBuilder vendor, int start, String[] path) {
         if (vendor.length() == start) {
             vendor.append(start > 1 ? ",\"fix\":[" : "\"fix\":[");
         } else {
             vendor.append(',');
+        }
+        if (fixKeys) {  // [key, literal] (DRS's header fixes)
+            vendor.append('[');
+            OrjsonText.quote(vendor, path[0]);
+            vendor.append(',');
+            return;
         }
         vendor.append("[[");
         for (int i = 0; i < path.length; i++) {
