@@ -7,7 +7,7 @@ declaration, not a decoder: the rules of each role and rendering are written onc
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from types import MappingProxyType
 from typing import Mapping, Optional
 
@@ -45,38 +45,45 @@ class ImageTypes:
 
 @dataclass(frozen=True)
 class DeclaredRows:
-    """``op``: (key path, {vendor value: canonical op}); the encoder writes an op as its first vendor value.
-    ``images``: (role, key path) in the order their columns are declared; roles "row" and "changed" (after, or
-    before for a DELETE; an UPDATE's changed columns over it), "row" and "update_before" (an UPDATE's changed
-    columns and its whole before), "before" and "after", or lists of rows: "rows" (the afters; a DELETE's rows
-    here or in "row_befores") and "row_befores" (an UPDATE's whole befores, if any). ``reads``: role -> (key
-    path, kind) for database, schema (a schema level other than the database declines), table, tenant (the type
-    that says the database names a tenant, one of ``tenant_types``), primary_key (a list, or one text joined by
-    ``key_separator``), seconds (epoch seconds), millis (epoch milliseconds), stamp (a UTC "YYYY-MM-DD
-    HH:MM:SS.f" event time), stamp_seconds ("YYYY-MM-DDTHH:MM:SS"), sequence (and sequence_next, its second
-    component), transaction_id, type_names and type_codes (objects of column -> type name / java.sql.Types
-    number: the declared columns, before the rows' others), column_specs (a list of {"name", "type"}: the
-    declared columns of a one-row message). ``writes``: key path -> rendering,
-    in the order the encoder writes them; every other key of a message is kept as a fix, ``nested`` objects key
-    by key. ``sequence_from_seconds``: a change without a sequence is ordered by its seconds.
-    ``null_cells_declare``: a column whose cells are all null is declared. ``database_required``: a message
-    without a database name is the codec's to name (the table always is). ``qualified_table``: the table role
-    names the database too, "one_dot" (DATABASE.TABLE, a third level declines) or "first_dot" (split at the first
-    dot). ``requires``: key path -> the JSON values it may have besides null or none (others decline).
-    ``delete_main``: the list a DELETE's rows are documented in ("row_befores" or "rows");
-    ``delete_in_vendor``: the vendor key that names the other list where a DELETE's rows were found there;
-    ``delete_hides_other``: a DELETE whose rows are in the main list leaves the other uncompared.
-    ``names_stripped``: names are read stripped of blanks (one with blanks around declines), an empty database
-    name as none. ``types_complete``: every column has a type name and a code (the codec would derive the
-    others). ``decline_families``: a column of one of these type families (``types.family`` of its name, else of
-    its code) declines: its values are converted. ``value_conversions``: type family -> how its cells' text
-    becomes canonical text ("java_bytes": ``Arrays.toString(byte[])`` as base64; only the spelling the codec
-    writes back is taken). ``fix_keys``: a fix names its top-level key, not a path (DRS's header fixes). ``leaf_paths``: fixes down to the first non-object on either side (``oms_dataworks.leaf_paths``,
-    images' objects skipped; "object_if_time" writes an object of its keys only where the event has a time)
-    instead of top-level keys and ``nested``. ``sequence_none``: the text a message writes at the sequence's key
-    for "no sequence" (written back as such). ``columns_exact``: the images hold exactly the declared columns, the
-    key's among them (the codec warns otherwise). ``image_types``: column types inside the images (``ImageTypes``). ``compare_unwritten_images``: an image key the encoder does not write for the op (an insert's
-    before) is compared like any other key, not skipped."""
+    """Where a codec's messages keep each role, and what its encoder writes at each key it compares.
+
+    What a message holds:
+    - ``op``: (key path, {vendor value: canonical op}); the encoder writes an op as its first vendor value.
+    - ``images``: (role, key path) in the order their columns are declared: "row" and "changed" (the after, or a
+      DELETE's before; an UPDATE's changed columns over it), "row" and "update_before" (an UPDATE's changed columns
+      and its whole before), "before" and "after", or lists of rows: "rows" (the afters) and "row_befores" (an
+      UPDATE's whole befores, one per row). A DELETE's rows are in ``delete_main`` ("row_befores" or "rows") or
+      the other list, which ``delete_in_vendor`` then names in the vendor data; with ``delete_hides_other`` the
+      other list then goes uncompared (DRS).
+    - ``reads``: role -> (key path, kind: ``READ_KINDS``) for database, schema (a schema level other than the
+      database declines), table, tenant (the type that says the database names a tenant, one of
+      ``tenant_types``), primary_key (a list, or one text joined by ``key_separator``), seconds, millis (epoch),
+      stamp (a UTC "YYYY-MM-DD HH:MM:SS.f" event time), stamp_seconds ("YYYY-MM-DDTHH:MM:SS"), sequence (and
+      sequence_next, its second component; ``sequence_none`` is the text that says there is none),
+      transaction_id, type_names and type_codes (objects of column -> type name / java.sql.Types number: the
+      declared columns, before the rows' others), column_specs (a list of {"name", "type"}).
+    - ``image_types``: column types inside each image (``ImageTypes``).
+    - ``qualified_table``: the table role names the database too, "one_dot" (DATABASE.TABLE, a third level
+      declines) or "first_dot" (split at the first dot). ``names_stripped``: names are read stripped of blanks
+      (one with blanks around declines), an empty database as none. ``database_required``: a message without a
+      database name is the codec's to name (the table always is).
+    - ``null_cells_declare``: a column whose cells are all null is declared. ``types_complete``: every column has
+      a type name and a code (the codec would derive the others). ``columns_exact``: the images hold exactly the
+      columns column_specs declares, the key's among them (the codec warns otherwise).
+    - ``decline_families``: a column of one of these type families (``types.family`` of its name, else of its
+      code) declines; ``value_conversions``: family -> how its cells' text becomes canonical ("java_bytes":
+      ``Arrays.toString(byte[])`` as base64; "local_seconds" and an offset: wall-clock text as epoch seconds),
+      only the spelling the codec writes back taken.
+    - ``sequence_from_seconds``: a change without a sequence is ordered by its seconds.
+    - ``requires``: key path -> the JSON values it may have besides null or none; ``declines``: keys whose
+      presence declines.
+
+    What the encoder writes, for the vendor fixes (``json_fix.derive_fix``):
+    - ``writes``: key path -> rendering (``RENDERINGS``, or "=" and a JSON constant), in the encoder's order;
+      every other key of a message is kept as a fix, ``nested`` objects key by key, or with ``leaf_paths`` down to
+      the first non-object on either side ("object_if_time": an object only where the event has a time).
+    - ``compare_unwritten_images``: an image key the encoder does not write for the op (an insert's before) is
+      compared like any other key. ``fix_keys``: a fix names its top-level key, not a path (DRS)."""
 
     op: tuple[str, Mapping[str, str]]
     images: tuple[tuple[str, str], ...]
@@ -113,21 +120,6 @@ class DeclaredRows:
         """The declaration as the JVM reads it (a JSON object; ``jvm_twin`` hands it to the decode step), with the
         codec's required fields (``Required.needs``) of each message kind its op values name: a message that
         misses one is the codec's to name."""
-        return orjson.dumps({
-            "needs": {kind: [[n.path, list(n.types), n.nonempty] for n in needs[kind]]
-                      for kind in self.op[1] if kind in needs},
-            "op": [self.op[0], dict(self.op[1])], "images": [list(i) for i in self.images],
-            "reads": {role: list(at) for role, at in self.reads.items()}, "writes": dict(self.writes),
-            "nested": list(self.nested), "key_separator": self.key_separator, "tenant_types": list(self.tenant_types),
-            "null_cells_declare": self.null_cells_declare, "sequence_from_seconds": self.sequence_from_seconds,
-            "database_required": self.database_required, "qualified_table": self.qualified_table,
-            "compare_unwritten_images": self.compare_unwritten_images,
-            "image_types": None if self.image_types is None else [
-                self.image_types.key, self.image_types.member, self.image_types.vendor, list(self.image_types.order)],
-            "requires": {path: list(values) for path, values in self.requires.items()},
-            "delete_in_vendor": self.delete_in_vendor, "delete_main": self.delete_main,
-            "delete_hides_other": self.delete_hides_other, "names_stripped": self.names_stripped,
-            "types_complete": self.types_complete, "decline_families": list(self.decline_families),
-            "value_conversions": dict(self.value_conversions), "fix_keys": self.fix_keys, "leaf_paths": self.leaf_paths,
-            "sequence_none": self.sequence_none,
-            "columns_exact": self.columns_exact, "declines": list(self.declines)}).decode()
+        needed = {kind: [[n.path, list(n.types), n.nonempty] for n in needs[kind]] for kind in self.op[1]
+                  if kind in needs}
+        return orjson.dumps({"needs": needed, **asdict(self)}).decode()

@@ -280,8 +280,8 @@ def test_every_twin_has_inputs():
 @pytest.mark.parametrize("fmt", TWINS)
 def test_twin_rows_equal_the_python_fast_path(spark, fmt):
     raws = [r for r in INPUTS[fmt]() if one_line(r)]
-    taken, python_taken = compared(twin_rows(spark, fmt, raws), [python_rows(fmt, r, i + 1) for i, r in enumerate(raws)],
-                                   raws)
+    python = [python_rows(fmt, r, i + 1) for i, r in enumerate(raws)]
+    taken, python_taken = compared(twin_rows(spark, fmt, raws), python, raws)
     # Most of what the Python fast path takes, the twin takes too (it declines only rare shapes by design).
     assert python_taken > 500 and taken >= TAKEN_SHARE[fmt] * python_taken, (taken, python_taken, len(raws))
 

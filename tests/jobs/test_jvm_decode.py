@@ -114,7 +114,8 @@ ODD_LINES = {
     },
     "drs-json-c": {
         3: b'{"mysqlType":{"a":"int","t":"timestamp(3)"},"id":9,"es":5000,"ts":6000,"database":"shop","table":"t",'
-           b'"type":"UPDATE","isDdl":false,"sql":"","sqlType":{"a":4,"t":93},"data":[{"a":"1","t":"2021-06-25 17:51:53.201"}],'
+           b'"type":"UPDATE","isDdl":false,"sql":"","sqlType":{"a":4,"t":93},'
+           b'"data":[{"a":"1","t":"2021-06-25 17:51:53.201"}],'
            b'"old":[{"a":"1","t":"0000-00-00 00:00:00"}],"pkNames":["a"]}',
         4: b'{"mysqlType":{"a":"int","t":"timestamp"},"id":10,"es":5000,"database":"shop","table":"t","type":"INSERT",'
            b'"sqlType":{"a":4,"t":93},"data":[{"a":"1","t":"2021-06-25T17:51:53"}]}',

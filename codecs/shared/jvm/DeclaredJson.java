@@ -80,21 +80,22 @@ public final class DeclaredJson implements PlainDecoder {
     private final Map<String, Object> constants = new HashMap<>();  // "=<JSON>" renderings, parsed
     private final Map<String[], List<Object>> requires = new HashMap<>();  // key path -> its values besides null
     private final String rowsKey, rowBeforesKey;  // images that are lists of rows ("rows", "row_befores")
-    private final String deleteInVendor;
+    private final String deleteMain;  // the list a DELETE's rows are documented in: "rows" or "row_befores"
+    private final String deleteInVendor;  // the vendor key naming the other list where a DELETE's rows were
+    private final boolean deleteHidesOther;  // rows in the main list: the other goes uncompared (DRS)
     // the codec's required fields per op value: [path, JSON types, non-empty] (shared/required.py)
     private final Map<String, List<Object[]>> needs = new HashMap<>();
     // leaf_paths: fixes down to the first non-object on either side; the written keys under each object path
-    private final boolean leafPaths, columnsExact;
-    private final String sequenceNone;
-    // names_stripped: a name with blanks around declines, an empty database is none (DRS); types_complete: every
-    // column has a type name and a code; decline_families: a column of these type families declines;
-    // delete_main: the list a DELETE's rows are documented in; delete_hides_other: then the other goes uncompared
-    private final boolean namesStripped, typesComplete, deleteHidesOther, fixKeys;
-    private final Set<String> declineFamilies = new HashSet<>();
-    private final Map<String, String> conversions = new HashMap<>();  // type family -> how its text is canonical
-    private final String deleteMain;  // the text a message writes for "no sequence" (OMS DataWorks: "null")
+    private final boolean leafPaths;
     private final Map<String, LinkedHashSet<String>> children = new HashMap<>();
-    private final Set<String> imageParents = new HashSet<>();  // an image's object: {"data": {...}} (leaf_paths)  // the vendor key naming rowsKey where a DELETE's rows were found there
+    private final Set<String> imageParents = new HashSet<>();  // an image's object: {"data": {...}} (leaf_paths)
+    private final boolean columnsExact;  // the images hold exactly the columns column_specs declares
+    private final String sequenceNone;  // the text a message writes for "no sequence" (OMS DataWorks: "null")
+    // names_stripped: a name with blanks around declines, an empty database is none (DRS); types_complete: every
+    // column has a type name and a code; fix_keys: a fix names its top-level key (DRS's header fixes)
+    private final boolean namesStripped, typesComplete, fixKeys;
+    private final Set<String> declineFamilies = new HashSet<>();  // a column of these type families declines
+    private final Map<String, String> conversions = new HashMap<>();  // type family -> how its text is canonical
     private final Map<List<Object>, List<Object[]>> columnLists = new HashMap<>();
 
     /** {@code declaration}: the JSON text {@code DeclaredRows.text()} writes. */
@@ -134,8 +135,8 @@ public final class DeclaredJson implements PlainDecoder {
             List<Object[]> kind = new ArrayList<>();
             for (Object n : (List<Object>) e.getValue()) {
                 List<Object> need = (List<Object>) n;
-                kind.add(new Object[] {((String) need.get(0)).split("\\."), new HashSet<Object>((List<Object>) need.get(1)),
-                        need.get(2) == Boolean.TRUE});
+                kind.add(new Object[] {((String) need.get(0)).split("\\."),
+                        new HashSet<Object>((List<Object>) need.get(1)), need.get(2) == Boolean.TRUE});
             }
             needs.put(e.getKey(), kind);
         }
@@ -172,11 +173,12 @@ public final class DeclaredJson implements PlainDecoder {
         databaseRequired = d.get("database_required") == Boolean.TRUE;
         qualifiedTable = d.get("qualified_table") instanceof String ? (String) d.get("qualified_table") : null;
         unwrittenImages = d.get("compare_unwritten_images") == Boolean.TRUE;
-        List<Object> typed = d.get("image_types") instanceof List ? (List<Object>) d.get("image_types") : null;
-        typesKey = typed == null ? null : (String) typed.get(0);
-        typeMember = typed == null ? null : (String) typed.get(1);
-        typesVendor = typed == null ? null : (String) typed.get(2);
-        if (typed != null) for (Object k : (List<Object>) typed.get(3)) typesOrder.add((String) k);
+        Map<String, Object> typed = d.get("image_types") instanceof Map ? (Map<String, Object>) d.get("image_types")
+                : Map.of();
+        typesKey = (String) typed.get("key");
+        typeMember = (String) typed.get("member");
+        typesVendor = (String) typed.get("vendor");
+        if (typesKey != null) for (Object k : (List<Object>) typed.get("order")) typesOrder.add((String) k);
     }
 
     private static Object parse(String json) throws java.io.IOException {
@@ -365,8 +367,9 @@ public final class DeclaredJson implements PlainDecoder {
         if (typesKey != null) imageTypes(numbers, types, typeObjects, vendor);
         fixes(msg, row, vendor);
         String tableName = row.database == null || row.database.isEmpty() ? row.table : row.database + "." + row.table;
-        Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, reads.containsKey("column_specs") ? row.columns : columns(numbers, types, Map.of()), row.key,
-                row.ms, row.sequence, 0, vendor.length() == 1 ? null : vendor.append('}').toString(), true, row.txn};
+        List<Object[]> declared = reads.containsKey("column_specs") ? row.columns : columns(numbers, types, Map.of());
+        Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, declared, row.key, row.ms,
+                row.sequence, 0, vendor.length() == 1 ? null : vendor.append('}').toString(), true, row.txn};
         List<Object[]> rows = new ArrayList<>(1);
         rows.add(r);
         return rows;
