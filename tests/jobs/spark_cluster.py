@@ -6,6 +6,7 @@ driver's files: a job that hands executors a driver-local path fails here as it 
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import socket
 import subprocess
@@ -60,10 +61,24 @@ def _env() -> dict[str, str]:
 
 
 def _registered_workers(web_port: int) -> int:
+    """ALIVE workers the master's web UI lists; 0 while the answer is not its JSON (still starting)."""
     import json
 
     with urllib.request.urlopen(f"http://127.0.0.1:{web_port}/json/", timeout=2) as r:
-        return sum(1 for w in json.load(r).get("workers", []) if w.get("state") == "ALIVE")
+        try:
+            return sum(1 for w in json.load(r).get("workers", []) if w.get("state") == "ALIVE")
+        except ValueError:
+            return 0
+
+
+_MASTER_UI = re.compile(rb"Successfully started service 'MasterUI' on port (\d+)")
+
+
+def _master_ui_port(master_log: Path, asked: int) -> int:
+    """The port the master's web UI took: the one asked for, or the next free one Spark moved to when another
+    process took it first (``_free_port`` only finds a port that was free a moment ago)."""
+    found = _MASTER_UI.search(master_log.read_bytes()) if master_log.exists() else None
+    return int(found.group(1)) if found else asked
 
 
 def start_cluster(log_dir: Path, hide: list[Path], cores: int = 2, memory: str = "2g",
@@ -99,7 +114,7 @@ def start_cluster(log_dir: Path, hide: list[Path], cores: int = 2, memory: str =
             cluster.stop()
             raise RuntimeError(f"a Spark daemon exited while starting:\n{cluster.log_tail()}")
         try:
-            if _registered_workers(web) >= 1:
+            if _registered_workers(_master_ui_port(cluster.logs[0], web)) >= 1:
                 return cluster
         except OSError:
             pass
