@@ -93,7 +93,7 @@ class CloudCanalJsonCodec(Codec):
         op=("action", {action: op.value for action, op in DML_ACTIONS.items()}),
         images=(("rows", "data"), ("row_befores", "before")),
         reads={"database": ("db", "text"), "schema": ("schema", "text"), "table": ("table", "text"),
-               "primary_key": ("pks", "text"), "millis": ("execTs", "integer"), "sequence": ("execTs", "integer"),
+               "primary_key": ("pks", "list"), "millis": ("execTs", "integer"), "sequence": ("execTs", "integer"),
                "type_names": ("dbValType", "object"), "type_codes": ("jdbcType", "object")},
         writes={"bid": "=0", "db": "database", "schema": "database", "table": "table", "dbValType": "type_names",
                 "jdbcType": "type_codes", "pks": "key_list_or_empty", "execTs": "millis_number_or_null",
