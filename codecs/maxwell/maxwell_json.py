@@ -76,7 +76,7 @@ class MaxwellJsonCodec(Codec):
     jvm_declaration = DeclaredRows(
         op=("type", {kind: op.value for kind, op in ROW_TYPES.items()}), images=(("row", "data"), ("changed", "old")),
         reads={"database": ("database", "text"), "table": ("table", "text"), "seconds": ("ts", "integer"),
-               "transaction_id": ("xid", "integer"), "primary_key": ("primary_key_columns", "text")},
+               "transaction_id": ("xid", "integer"), "primary_key": ("primary_key_columns", "list")},
         writes={"database": "database", "table": "table", "type": "op", "ts": "seconds_number",
                 "xid": "transaction_number", "primary_key_columns": "key_list"},
         sequence_from_seconds=True, declines=("position",))

@@ -71,7 +71,7 @@ class OggJsonCodec(Codec):
         op=("op_type", {code: op.value for code, op in OP_TYPES.items() if op.is_data}),
         images=(("before", "before"), ("after", "after")),
         reads={"table": ("table", "text"), "stamp": ("op_ts", "text"), "sequence": ("pos", "digits"),
-               "primary_key": ("primary_keys", "text")},
+               "primary_key": ("primary_keys", "list")},
         writes={"table": "qualified_table", "op_type": "op", "op_ts": "stamp_micros", "current_ts": "stamp_micros",
                 "pos": "sequence_digits20", "primary_keys": "key_list"},
         qualified_table="one_dot", compare_unwritten_images=True)

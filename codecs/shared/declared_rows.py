@@ -114,6 +114,8 @@ class DeclaredRows:
 
     def __post_init__(self) -> None:
         assert all(kind in READ_KINDS for _, kind in self.reads.values()), self.reads
+        if "primary_key" in self.reads:  # a list of names, or one text of them joined by key_separator
+            assert self.reads["primary_key"][1] == ("text" if self.key_separator else "list"), self.reads
         assert all(r in RENDERINGS or r.startswith("=") for r in self.writes.values()), self.writes
 
     def text(self, needs: Mapping[str, tuple[Need, ...]] = MappingProxyType({})) -> str:

@@ -107,7 +107,7 @@ def conversion_variants(raw: bytes, declaration) -> list[bytes]:
             for key in lists:
                 for row in m.get(key) or ():
                     if isinstance(row, dict) and column in row:
-                        row[column] = json.loads(f'"{text}"')
+                        row[column] = text
             out.append(json.dumps(m).encode())
     return out
 
