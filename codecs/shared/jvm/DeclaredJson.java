@@ -487,13 +487,7 @@ public final class DeclaredJson implements PlainDecoder {
         int y = Integer.parseInt(m.group(1)), mo = Integer.parseInt(m.group(2)), d = Integer.parseInt(m.group(3));
         if (y == 0 || mo == 0 || d == 0) return text;  // MySQL's zero date
         if (y < 1000) throw JsonChecks.DECLINE;  // written back unpadded (strftime's %Y)
-        long seconds;
-        try {
-            seconds = java.time.LocalDateTime.of(y, mo, d, Integer.parseInt(m.group(4)), Integer.parseInt(m.group(5)),
-                    Integer.parseInt(m.group(6))).toEpochSecond(java.time.ZoneOffset.of(offset));
-        } catch (java.time.DateTimeException e) {
-            throw JsonChecks.DECLINE;  // not a valid date-time: the codec names it
-        }
+        long seconds = epochSeconds(m, java.time.ZoneOffset.of(offset));
         String fraction = m.group(7);
         return fraction == null ? Long.toString(seconds)
                 : new BigDecimal(seconds).add(new BigDecimal("0." + fraction)).toPlainString();
@@ -607,6 +601,18 @@ public final class DeclaredJson implements PlainDecoder {
         return new BigDecimal(new java.math.BigInteger(text));
     }
 
+    /** The epoch seconds of a matched wall-clock date and time (groups 1-6) at an offset; declines what is not a
+     *  valid date-time (the codec names it). */
+    private static long epochSeconds(java.util.regex.Matcher m, java.time.ZoneOffset offset) {
+        try {
+            return java.time.LocalDateTime.of(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
+                    Integer.parseInt(m.group(3)), Integer.parseInt(m.group(4)), Integer.parseInt(m.group(5)),
+                    Integer.parseInt(m.group(6))).toEpochSecond(offset);
+        } catch (java.time.DateTimeException e) {
+            throw JsonChecks.DECLINE;
+        }
+    }
+
     /** A UTC wall-clock stamp as epoch milliseconds (the fraction cut to milliseconds); declines what is not a
      *  date and time of years 1-9999. */
     private static long stampMillis(String text, Pattern pattern) {
@@ -614,14 +620,7 @@ public final class DeclaredJson implements PlainDecoder {
         if (!m.matches()) throw JsonChecks.DECLINE;
         int year = Integer.parseInt(m.group(1));
         if (year < 1) throw JsonChecks.DECLINE;
-        long seconds;
-        try {
-            seconds = java.time.LocalDateTime.of(year, Integer.parseInt(m.group(2)), Integer.parseInt(m.group(3)),
-                    Integer.parseInt(m.group(4)), Integer.parseInt(m.group(5)), Integer.parseInt(m.group(6)))
-                    .toEpochSecond(java.time.ZoneOffset.UTC);
-        } catch (java.time.DateTimeException e) {
-            throw JsonChecks.DECLINE;
-        }
+        long seconds = epochSeconds(m, java.time.ZoneOffset.UTC);
         String fraction = m.groupCount() < 7 || m.group(7) == null ? "0" : m.group(7);
         return seconds * 1000L + Integer.parseInt((fraction + "00").substring(0, 3));
     }
