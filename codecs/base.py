@@ -244,17 +244,15 @@ class Codec:
         gives for those bytes."""
         return None
 
-    # The JVM twin of ``plain_rows``: the name of a ``cdcreplay.codecs.PlainDecoder`` class in the codec's
-    # ``jvm/`` folder that decodes the same messages to the same rows (or declines them), which the decode step
-    # runs where the messages are in the JVM. None: no twin. Read only from the codec's own class
-    # (``jvm_twin``), so a subclass that changes the decode never runs its parent's twin.
-    jvm_plain_decoder: Optional[str] = None
-    # Or the roles of the message's keys for the one declared JVM decode of JSON row messages
-    # (``shared.declared_rows.DeclaredRows``), read from the codec's own class as well.
+    # The roles of the message's keys for the one declared JVM decode of JSON row messages
+    # (``shared.declared_rows.DeclaredRows``), which the decode step runs where line messages are in the JVM: it
+    # decodes the messages it takes to the rows ``decode`` gives and declines the rest. None: decoded in Python.
+    # Read only from the codec's own class (``jvm_twin``), so a subclass that changes the decode never runs its
+    # parent's declaration.
     jvm_declaration: Optional["DeclaredRows"] = None
     # Whether ``container_decoder`` names JVM twins (``ContainerDecoder.jvm_rows``) for the layouts it reads: then the
     # decode step may read this codec's Avro container archives as blocks for the JVM. Read from the codec's own
-    # class only, as ``jvm_plain_decoder`` is.
+    # class only, as ``jvm_declaration`` is.
     jvm_container_decoders: bool = False
 
     def plain_rows(self, raw: bytes, at: tuple) -> Optional[list[tuple]]:
@@ -332,11 +330,11 @@ def group_by_message(events: Iterable[Event]) -> list[list[Event]]:
 
 
 def jvm_twin(codec: Codec) -> Optional[str]:
-    """What decodes the codec's line messages in the JVM, from its own class: the twin of ``plain_rows``
-    (``Codec.jvm_plain_decoder``, a class name) or the declaration's text (``Codec.jvm_declaration``)."""
+    """What decodes the codec's line messages in the JVM, from its own class: the declaration's text
+    (``Codec.jvm_declaration``), or None."""
     if type(codec).__dict__.get("jvm_declaration") is not None:  # the instance's: it may narrow its class's
         return codec.jvm_declaration.text(codec.required.needs)
-    return type(codec).__dict__.get("jvm_plain_decoder")
+    return None
 
 
 def jvm_declared(codec: Codec) -> bool:

@@ -26,6 +26,7 @@ from typing import Any, Mapping, NamedTuple, Optional, Sequence
 import orjson
 
 from ..base import Capabilities, Codec
+from ..shared.declared_rows import DeclaredRows
 from ..shared.required import ARRAY, STRING, Required, need, same_needs
 from ..event import Column, DecodeError, EncodeError, Event, Image, Op, Position
 from ..jsontext import MAX_DEPTH, JsonNumber
@@ -169,7 +170,6 @@ REQUIRED = Required(_canal_kind, {
 class CanalJsonCodec(Codec):
     name = FORMAT
     required = REQUIRED
-    jvm_plain_decoder = "cdcreplay.codecs.canal.CanalJsonPlain"  # jvm/CanalJsonPlain.java: plain_rows' twin
     vendor = "Alibaba Canal / OceanBase OMS / CloudCanal"
     description = "Canal FlatMessage JSON: data[] rows, old[] changed columns, mysqlType/sqlType, es/ts"
     capabilities = Capabilities(
@@ -185,6 +185,23 @@ class CanalJsonCodec(Codec):
               "(TEXT is text whatever sqlType says); no heartbeat or transaction markers; id is a batch id, "
               "ordering is es (ms).",
     )
+
+    # The JVM's declared decode of the row messages (shared.declared_rows), in the order ``_build`` writes; what it
+    # declines (DDL, warnings, a column written both as a number and as text, floats...) ``events`` decodes.
+    # Alibaba's messages (those with the batch ``id``) convert byte, BIT, geometry and TIMESTAMP text as
+    # ``_bytes_in`` and ``_stamps_in`` do, families by ``family(type name, code)``.
+    jvm_declaration = DeclaredRows(
+        op=("type", {kind: op.value for kind, op in DML_TYPES.items()}), images=(("rows", "data"), ("row_changes", "old")),
+        reads={"database": ("database", "text"), "table": ("table", "text"), "primary_key": ("pkNames", "list"),
+               "millis": ("es", "integer"), "sequence": ("es", "integer"), "type_names": ("mysqlType", "object"),
+               "type_codes": ("sqlType", "object")},
+        writes={"database": "database", "table": "table", "pkNames": "key_list_or_null", "es": "millis_number_or_null",
+                "ts": "millis_number_or_null", "id": "=0", "mysqlType": "type_names", "sqlType": "type_codes",
+                "type": "op", "isDdl": "=false", "sql": '=""'},
+        requires={"isDdl": ("false",)}, delete_main="rows", null_cells_declare=True, key_declared=True,
+        op_in_vendor="type", conversions_when="id", convert_numbers=True, family_by_name_then_code=True,
+        value_conversions={"binary": "latin1_base64", "bit": "latin1_unsigned", "geometry": "latin1_wkb",
+                           "timestamp": "local_seconds+00:00"})
 
     # ---------------------------------------------------------------------------------------------- decode
 

@@ -52,9 +52,11 @@ class DeclaredRows:
     - ``images``: (role, key path) in the order their columns are declared: "row" and "changed" (the after, or a
       DELETE's before; an UPDATE's changed columns over it), "row" and "update_before" (an UPDATE's changed columns
       and its whole before), "before" and "after", or lists of rows: "rows" (the afters) and "row_befores" (an
-      UPDATE's whole befores, one per row). A DELETE's rows are in ``delete_main`` ("row_befores" or "rows") or
-      the other list, which ``delete_in_vendor`` then names in the vendor data; with ``delete_hides_other`` the
-      other list then goes uncompared (DRS).
+      UPDATE's whole befores, one per row) or "row_changes" (an UPDATE's changed columns, one object per row, their
+      old values over the row, their names kept as vendor ``old_keys``; never compared, as Canal's are not). A
+      DELETE's rows are in ``delete_main`` ("row_befores" or "rows") or the other list, which ``delete_in_vendor``
+      then names in the vendor data; with ``delete_hides_other`` the other list then goes uncompared (DRS).
+    - ``op_in_vendor``: the vendor key that keeps the op as the message writes it (Canal's type: INIT, INSERT).
     - ``reads``: role -> (key path, kind: ``READ_KINDS``) for database, schema (a schema level other than the
       database declines), table, tenant (the type that says the database names a tenant, one of
       ``tenant_types``), primary_key (a list, or one text joined by ``key_separator``), seconds, millis (epoch),
@@ -69,11 +71,17 @@ class DeclaredRows:
       database name is the codec's to name (the table always is).
     - ``null_cells_declare``: a column whose cells are all null is declared. ``types_complete``: every column has
       a type name and a code (the codec would derive the others). ``columns_exact``: the images hold exactly the
-      columns column_specs declares, the key's among them (the codec warns otherwise).
+      columns column_specs declares, the key's among them (the codec warns otherwise). ``key_declared``: the key's
+      columns are among the declared ones (the same warning).
     - ``decline_families``: a column of one of these type families (``types.family`` of its name, else of its
       code) declines; ``value_conversions``: family -> how its cells' text becomes canonical ("java_bytes":
-      ``Arrays.toString(byte[])`` as base64; "local_seconds" and an offset: wall-clock text as epoch seconds),
-      only the spelling the codec writes back taken.
+      ``Arrays.toString(byte[])`` as base64; "local_seconds" and an offset: wall-clock text as epoch seconds;
+      Alibaba Canal's ISO-8859-1 text of raw bytes: "latin1_base64", "latin1_unsigned" (BIT), "latin1_wkb"
+      (family "geometry": MySQL's SRID, kept as vendor ``srid`` where not 0, and WKB)), only the spelling the
+      codec writes back taken; ``conversions_when``: only in messages that have this key (Alibaba's batch id);
+      ``convert_numbers``: a bare number's literal is converted too (Canal reads every cell as text).
+      ``family_by_name_then_code``: a type name no family matches falls back to the code (``types.family(name,
+      code)``), instead of the name deciding wherever there is one.
     - ``sequence_from_seconds``: a change without a sequence is ordered by its seconds.
     - ``requires``: key path -> the JSON values it may have besides null or none; ``declines``: keys whose
       presence declines.
@@ -110,6 +118,11 @@ class DeclaredRows:
     leaf_paths: bool = False
     sequence_none: Optional[str] = None
     columns_exact: bool = False
+    key_declared: bool = False
+    op_in_vendor: Optional[str] = None
+    conversions_when: Optional[str] = None
+    convert_numbers: bool = False
+    family_by_name_then_code: bool = False
     declines: tuple[str, ...] = field(default=())
 
     def __post_init__(self) -> None:

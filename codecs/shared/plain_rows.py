@@ -29,7 +29,7 @@ DECODED_ROW = ("format", "op", "database", "schema", "table", "table_name", "bef
 assert DECODED_ROW == tuple(DECODED_ARROW.names), "DECODED_ARROW changed: update DECODED_ROW and data_row"
 
 
-# The fields a JVM twin of a fast path sets (``Codec.jvm_plain_decoder``, ``ContainerDecoder.jvm_rows``), in the
+# The fields a JVM decode sets (``Codec.jvm_declaration``, ``ContainerDecoder.jvm_rows``), in the
 # order of its rows (``PlainDecoder.FIELDS`` in shared/jvm/PlainDecoder.java says the same); every other DECODED
 # field of such a row is what ``data_row`` sets for a row event at the position the file's reader gives.
 TWIN_FIELDS = ("op", "database", "table", "table_name", "before", "after", "columns", "primary_key", "event_time_ms",

@@ -1,9 +1,9 @@
 """The project's JVM side, declared once in ``pom.xml`` beside this module and built by Maven at install time
 (``python -m cdc_jobs.jvm``: ``make install``, the Docker image):
 
-* the project jar: the codecs' JVM twins of their decode fast paths (``codecs/*/jvm/*.java``, pure Java and
-  Jackson) and the decode step's Spark adapter (``jobs/transforms/jvm/*.java``), compiled against Spark as
-  ``provided`` and unit-tested with JUnit (``tests/jvm/``) when the tests are there;
+* the project jar: the codecs' JVM decodes (``codecs/*/jvm/*.java``: the declared decode of JSON lines, the Avro
+  container twins; pure Java and Jackson) and the decode step's Spark adapter (``jobs/transforms/jvm/*.java``),
+  compiled against Spark as ``provided`` and unit-tested with JUnit (``tests/jvm/``) when the tests are there;
 * ``runtime_jars()``: that jar plus the connectors every SparkSession loads (Delta Lake, Spark's Kafka source and
   sink, hadoop-aws with the AWS SDK modules s3a uses), minus every artifact PySpark's own jars folder ships, so
   one library never appears in two versions;

@@ -1,11 +1,11 @@
-"""The decode step where the messages are in the JVM: line files of a format whose codec has a JVM twin of its
-fast path (``Codec.jvm_plain_decoder``, built by ``cdc_jobs.jvm``) or declares its keys' roles for the declared
-decode (``Codec.jvm_declaration``), and Avro container files of a layout whose container fast path has a twin
+"""The decode step where the messages are in the JVM: line files of a format whose codec declares its keys' roles
+for the declared decode (``Codec.jvm_declaration``, ``shared/jvm/DeclaredJson.java``, built by ``cdc_jobs.jvm``),
+and Avro container files of a layout whose container fast path has a twin
 (``ContainerDecoder.jvm_rows``).
 
 The file reader's tasks hand Spark blocks of whole lines (``cdc_jobs.io.files.read_blocks``: no Python work per
 line). ``LineBlockDecode`` (``jobs/transforms/jvm/``) splits and numbers the lines as the Python reader does and
-runs the twin on each: a row per event for a message it takes, the line's bytes for one it declines, as one Arrow
+runs the declared decode on each: a row per event for a message it takes, the line's bytes for one it declines, as one Arrow
 IPC stream per block (Spark's own row conversions of the nested event fields cost more than the decode). The
 Python tasks after it (``_finish``) read the streams without copying, decode the declined lines with the codec
 (``decode.decode_columns``: the reference, with its dead letters), complete the twin's rows with Arrow kernels
@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from cdc_codecs import get_codec
-from cdc_codecs.base import jvm_container_twins, jvm_declared, jvm_twin
+from cdc_codecs.base import Codec, jvm_container_twins, jvm_twin
 from cdc_codecs.event_schema import DECODED_ARROW
 from cdc_codecs.shared.plain_rows import DECODED_ROW, RECORD_AT, TWIN_FIELDS, data_row
 
@@ -44,14 +44,14 @@ LINE_SPARK = T.BinaryType()
 LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
 
 
-# Line archives of a format with a twin (``Codec.jvm_plain_decoder``) smaller than this decode in Python unless
-# ``CDC_REPLAY_JVM_DECODE=on``: the twin's Python counterpart is a fast path itself. Measured on the one pipeline,
-# replays of the twin's format in one session, JVM vs Python, best of 2 CPU-s (bench/RESULTS.md): 100 MB 21.8 vs
-# 20.3 (no gain: registering the jar and the hand-over cost what the decode saves), 250 MB 36.0 vs 44.0 (-18%),
-# 501 MB 71.3 vs 90.0 (-21%). The saving grows about linearly, from zero near 100-130 MB.
+# Line archives of a format whose codec has a Python fast path of its own (``Codec.plain_rows``: canal-json)
+# smaller than this decode in Python unless ``CDC_REPLAY_JVM_DECODE=on``. Measured on the one pipeline with
+# canal-json's former JVM twin, replays in one session, JVM vs Python, best of 2 CPU-s (bench/RESULTS.md): 100 MB
+# 21.8 vs 20.3 (no gain: registering the jar and the hand-over cost what the decode saves), 250 MB 36.0 vs 44.0
+# (-18%), 501 MB 71.3 vs 90.0 (-21%). The saving grows about linearly, from zero near 100-130 MB.
 MIN_BYTES = 192 * 1024 * 1024
-# Formats decoded by a declaration (``Codec.jvm_declaration``) gain sooner: their Python decode is the whole recipe
-# (exact parse, events, the derived message and its comparison), 2-3x a twin's Python fast path. Measured
+# Formats decoded in Python by the whole recipe (exact parse, events, the derived message and its comparison) gain
+# sooner, that decode being 2-3x a Python fast path. Measured
 # (bench/RESULTS.md, the declared decode), JVM vs Python: warm sessions 31-46% faster from 50k messages (12-20 MB);
 # fresh `cdc-replay replay` processes 12 MB 11.4-11.6 vs 11.7-12.1 s, 2.5 MB 10.0 vs 10.1 (even).
 MIN_DECLARED_BYTES = 8 * 1024 * 1024
@@ -62,8 +62,8 @@ MIN_AVRO_BYTES = 8 * 1024 * 1024
 
 
 def runs(spark: SparkSession, fmt: str, files: list[str], layout: str = "lines") -> bool:
-    """Whether this session decodes ``fmt`` in the JVM: its codec has a twin for the archive's ``layout`` ("lines":
-    ``jvm_plain_decoder`` or ``jvm_declaration``; "avro": container twins), the ``files`` are big enough to gain
+    """Whether this session decodes ``fmt`` in the JVM: its codec has a JVM decode for the archive's ``layout``
+    ("lines": ``jvm_declaration``; "avro": container twins), the ``files`` are big enough to gain
     from it (``MIN_BYTES``, ``MIN_DECLARED_BYTES``, ``MIN_AVRO_BYTES``) or ``CDC_REPLAY_JVM_DECODE=on`` says so, and
     the jar is in the session."""
     from cdc_jobs import jvm
@@ -72,10 +72,15 @@ def runs(spark: SparkSession, fmt: str, files: list[str], layout: str = "lines")
     codec = get_codec(fmt)
     if mode == "off" or not (jvm_container_twins(codec) if layout == "avro" else jvm_twin(codec)):
         return False
-    least = MIN_AVRO_BYTES if layout == "avro" else MIN_DECLARED_BYTES if jvm_declared(codec) else MIN_BYTES
+    least = MIN_AVRO_BYTES if layout == "avro" else MIN_BYTES if _fast_in_python(codec) else MIN_DECLARED_BYTES
     if mode == "auto" and not _at_least(files, least):
         return False
     return jvm.available(spark)
+
+
+def _fast_in_python(codec: Codec) -> bool:
+    """Whether the codec decodes its plain messages by a Python fast path of its own (``Codec.plain_rows``)."""
+    return type(codec).plain_rows is not Codec.plain_rows
 
 
 def _at_least(files: list[str], size: int) -> bool:

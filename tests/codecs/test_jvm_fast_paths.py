@@ -1,7 +1,6 @@
-"""A codec's JVM twin of its decode fast path (``Codec.jvm_plain_decoder``, ``codecs/*/jvm/*.java``) gives exactly
-the rows of its Python fast path (``plain_rows``), and the declared decode of a codec's declaration
-(``Codec.jvm_declaration``) exactly the rows of its ``decode``, for every message they take; they decline the rest
-(the replay then decodes them in Python): on the messages the Python side's own tests use (fixtures, the scenario,
+"""The declared decode of a codec's declaration (``Codec.jvm_declaration``, ``shared/jvm/DeclaredJson.java``) gives
+exactly the rows of its ``decode`` for every message it takes, and a container twin (``ContainerDecoder.jvm_rows``)
+exactly the rows of its Python fast path; they decline the rest (the replay then decodes them in Python): on the messages the Python side's own tests use (fixtures, the scenario,
 their mutations and Alibaba variants) and on the fuzz corpus. It runs as the replay runs it: ``LineBlockDecode``
 in Spark, one message a block."""
 
@@ -29,10 +28,7 @@ from test_canal_oms_fast_paths import alibaba_variants, messages, mutations
 
 pytestmark = pytest.mark.spark
 
-TWINS = [f for f in available_formats() if jvm_twin(get_codec(f))]
-
-
-# The twin's copy of ``cdc_codecs.types.family`` decides which Alibaba text it converts (TIMESTAMP, binary, bit,
+# ``TypeFamilies.family`` in Java decides which of Alibaba Canal's texts the declared decode converts (TIMESTAMP, binary, bit,
 # geometry): declarations of every kind of type name and JDBC number, each with values that those conversions
 # would change, so that a family told apart wrongly changes a row.
 TYPE_NAMES = [None, "", "int", "INT(11) UNSIGNED", "bigint(20) unsigned", "uint8", "year", "decimal(12,2)", "number",
@@ -50,7 +46,7 @@ def declared_type_variants() -> list[bytes]:
     out = []
     for type_name in TYPE_NAMES:
         for jdbc in JDBC_NUMBERS:
-            for value in VALUES:  # one a message: the twin declines a whole message for one value it leaves
+            for value in VALUES:  # one a message: the JVM declines a whole message for one value it leaves
                 msg = {"data": [{"id": "1", "c": value}], "database": "d", "table": "t", "es": 1, "ts": 1, "id": 3,
                        "isDdl": False, "pkNames": ["id"], "sql": "", "type": "INSERT",
                        "mysqlType": {"id": "int", **({} if type_name is None else {"c": type_name})},
@@ -60,8 +56,9 @@ def declared_type_variants() -> list[bytes]:
 
 
 def canal_inputs() -> list[bytes]:
-    raws = [m for seed in messages("canal-json") for m in alibaba_variants(seed)]
-    return raws + declared_type_variants() + [i.raw for i in corpus("canal-json", 300, ten_mb_line=False)]
+    """canal-json's declared inputs, its messages in Alibaba's spellings and declarations of every type."""
+    alibaba = [m for seed in messages("canal-json") for m in alibaba_variants(seed)]
+    return declared_inputs("canal-json") + alibaba + declared_type_variants()
 
 
 def declared_inputs(fmt: str) -> list[bytes]:
@@ -102,7 +99,7 @@ def conversion_variants(raw: bytes, declaration) -> list[bytes]:
         fam = family(type_name) if isinstance(type_name, str) else None
         if fam not in declaration.value_conversions:
             continue
-        for text in CONVERTED_TEXTS[fam]:
+        for text in CONVERTED_TEXTS.get(fam, ()):  # Canal's byte families: declared_type_variants
             m = json.loads(json.dumps(msg))
             for key in lists:
                 for row in m.get(key) or ():
@@ -154,7 +151,7 @@ VALUES_OF_TYPES = [None, "", 0, True, [], {}]
 
 # Every format with a declared JVM decode is compared on its own inputs.
 DECLARED = [f for f in available_formats() if jvm_declared(get_codec(f))]
-INPUTS = {"canal-json": canal_inputs, **{f: partial(declared_inputs, f) for f in DECLARED}}
+INPUTS = {**{f: partial(declared_inputs, f) for f in DECLARED}, "canal-json": canal_inputs}
 # How much of what the Python side takes the JVM must take. The declared formats' inputs are mostly values of
 # every JSON kind (booleans, objects) in cells and metadata, DDL and control records, left to Python by design.
 TAKEN_SHARE = {"canal-json": 0.6, "maxwell-json": 0.4, **{f: 0.3 for f in DECLARED if f != "maxwell-json"}}
@@ -204,11 +201,9 @@ def one_line(raw: bytes) -> bool:
 
 
 def python_rows(fmt: str, raw: bytes, line: int):
-    """What the twin must equal: the Python fast path's rows, or for a declared JVM decode the codec's ``decode``
-    (None where it names an error: the JVM must decline those)."""
+    """What the declared decode must equal: the codec's ``decode`` (None where it names an error: the JVM must
+    decline those)."""
     codec = get_codec(fmt)
-    if not jvm_declared(codec):
-        return plain_dicts(codec.plain_rows(raw, ("archive", -1, line, None, None, [])))
     try:
         events = codec.decode(raw, Position("archive", -1, line))
         check_events(codec.name, events)
@@ -234,8 +229,9 @@ def plain_dicts(rows):
     return out
 
 
-def twin_rows(spark, fmt: str, raws: list[bytes]) -> list:
-    """What the replay's decode step reads from the twin, one message a block: its rows, or None (declined)."""
+def jvm_rows(spark, fmt: str, raws: list[bytes]) -> list:
+    """What the replay's decode step reads from the declared decode, one message a block: its rows, or None
+    (declined)."""
     from cdc_jobs import jvm
 
     assert jvm.available(spark), "the JVM side did not build (javac missing?)"
@@ -255,14 +251,14 @@ def twin_rows(spark, fmt: str, raws: list[bytes]) -> list:
     return out
 
 
-def compared(twin: list, python: list, raws: list[bytes]) -> tuple[int, int]:
-    """(messages the twin took, messages the Python fast path took); fails where the twin took one that Python
-    declines, or gave other rows."""
-    for raw, got, expected in zip(raws, twin, python):
+def compared(jvm: list, python: list, raws: list[bytes]) -> tuple[int, int]:
+    """(messages the JVM took, messages the Python side took); fails where the JVM took one that Python declines
+    or rejects, or gave other rows."""
+    for raw, got, expected in zip(raws, jvm, python):
         if got is not None:
-            assert expected is not None, f"the twin took a message the Python fast path declines: {raw[:300]!r}"
+            assert expected is not None, f"the JVM took a message the Python side declines: {raw[:300]!r}"
             assert got == expected, raw[:300]
-    return sum(t is not None for t in twin), sum(p is not None for p in python)
+    return sum(t is not None for t in jvm), sum(p is not None for p in python)
 
 
 def test_a_drs_json_c_codec_of_another_zone_leaves_timestamps_to_python():
@@ -273,27 +269,27 @@ def test_a_drs_json_c_codec_of_another_zone_leaves_timestamps_to_python():
     assert "timestamp" not in other["value_conversions"] and other["decline_families"] == ["timestamp"]
 
 
-def test_every_twin_has_inputs():
-    assert TWINS and set(TWINS) <= set(INPUTS)
+def test_every_declared_format_has_inputs():
+    assert DECLARED and set(DECLARED) <= set(INPUTS)
 
 
-@pytest.mark.parametrize("fmt", TWINS)
-def test_twin_rows_equal_the_python_fast_path(spark, fmt):
+@pytest.mark.parametrize("fmt", DECLARED)
+def test_declared_rows_equal_the_python_decode(spark, fmt):
     raws = [r for r in INPUTS[fmt]() if one_line(r)]
     python = [python_rows(fmt, r, i + 1) for i, r in enumerate(raws)]
-    taken, python_taken = compared(twin_rows(spark, fmt, raws), python, raws)
-    # Most of what the Python fast path takes, the twin takes too (it declines only rare shapes by design).
+    taken, python_taken = compared(jvm_rows(spark, fmt, raws), python, raws)
+    # Most of what the codec decodes, the JVM takes too (it declines only rare shapes by design).
     assert python_taken > 500 and taken >= TAKEN_SHARE[fmt] * python_taken, (taken, python_taken, len(raws))
 
 
-@pytest.mark.parametrize("fmt", TWINS)
-def test_twin_takes_every_message_of_a_plain_day(spark, fmt):
+@pytest.mark.parametrize("fmt", DECLARED)
+def test_declared_decode_takes_every_message_of_a_plain_day(spark, fmt):
     """A simulated day of two plain MySQL tables as the codec encodes it: the JVM decodes every message, to the
     rows the Python side gives (what a replay of such an archive runs on)."""
     raws = day_messages(fmt)
-    twin = twin_rows(spark, fmt, raws)
+    got = jvm_rows(spark, fmt, raws)
     for i, raw in enumerate(raws):
-        assert twin[i] is not None and twin[i] == python_rows(fmt, raw, i + 1), raw[:300]
+        assert got[i] is not None and got[i] == python_rows(fmt, raw, i + 1), raw[:300]
     assert len(raws) > 2000
 
 

@@ -24,10 +24,10 @@ def test_the_runtime_jars_add_nothing_pyspark_ships():
     for expected in ("delta-spark_4.2_2.13", "spark-sql-kafka-0-10_2.13", "kafka-clients", "hadoop-aws", "s3"):
         assert expected in names
     assert "bundle" not in names  # the whole AWS SDK (~600 MB) stays out
-    # the project jar holds the codecs' twins and the decode adapter, compiled from today's sources
+    # the project jar holds the codecs' JVM decodes and the decode adapter, compiled from today's sources
     with zipfile.ZipFile(jars[0]) as z:
         classes = set(z.namelist())
-    assert {"cdcreplay/codecs/canal/CanalJsonPlain.class", "cdcreplay/jobs/LineBlockDecode.class"} <= classes
+    assert {"cdcreplay/codecs/DeclaredJson.class", "cdcreplay/jobs/LineBlockDecode.class"} <= classes
 
 
 def test_the_test_jars_hold_a_kraft_broker_and_an_hdfs_minicluster():

@@ -57,6 +57,7 @@ public final class DeclaredJson implements PlainDecoder {
         Map<String, String> before, after;
         List<Object[]> columns = List.of();
         boolean listsHidden;  // a DELETE's rows on the main side, the other list uncompared (delete_hides_other)
+        String vendorOp;  // the op as the message writes it (op_in_vendor)
     }
 
     private final String[] opPath;
@@ -79,7 +80,8 @@ public final class DeclaredJson implements PlainDecoder {
     private final List<String> typesOrder = new ArrayList<>();
     private final Map<String, Object> constants = new HashMap<>();  // "=<JSON>" renderings, parsed
     private final Map<String[], List<Object>> requires = new HashMap<>();  // key path -> its values besides null
-    private final String rowsKey, rowBeforesKey;  // images that are lists of rows ("rows", "row_befores")
+    // images that are lists of rows: "rows", "row_befores", "row_changes" (an UPDATE's changed columns, per row)
+    private final String rowsKey, rowBeforesKey, rowChangesKey;
     private final String deleteMain;  // the list a DELETE's rows are documented in: "rows" or "row_befores"
     private final String deleteInVendor;  // the vendor key naming the other list where a DELETE's rows were
     private final boolean deleteHidesOther;  // rows in the main list: the other goes uncompared (DRS)
@@ -96,6 +98,11 @@ public final class DeclaredJson implements PlainDecoder {
     private final boolean namesStripped, typesComplete, fixKeys;
     private final Set<String> declineFamilies = new HashSet<>();  // a column of these type families declines
     private final Map<String, String> conversions = new HashMap<>();  // type family -> how its text is canonical
+    private final String conversionsWhen;  // a key whose presence turns the conversions on (Alibaba Canal's id)
+    private final boolean familyByNameThenCode;  // a type name no family matches falls back to its code (Canal)
+    private final String opInVendor;  // the vendor key that keeps the op as written (Canal's type: INIT, INSERT)
+    private final boolean keyDeclared;  // every key column is a declared column (the codec warns otherwise)
+    private final boolean convertNumbers;  // a bare number's literal is converted as text too (Canal's cells)
     private final Map<List<Object>, List<Object[]>> columnLists = new HashMap<>();
 
     /** {@code declaration}: the JSON text {@code DeclaredRows.text()} writes. */
@@ -162,6 +169,12 @@ public final class DeclaredJson implements PlainDecoder {
         }
         rowsKey = pathOf("rows");
         rowBeforesKey = pathOf("row_befores");
+        rowChangesKey = pathOf("row_changes");
+        conversionsWhen = d.get("conversions_when") instanceof String ? (String) d.get("conversions_when") : null;
+        familyByNameThenCode = d.get("family_by_name_then_code") == Boolean.TRUE;
+        opInVendor = d.get("op_in_vendor") instanceof String ? (String) d.get("op_in_vendor") : null;
+        keyDeclared = d.get("key_declared") == Boolean.TRUE;
+        convertNumbers = d.get("convert_numbers") == Boolean.TRUE;
         deleteInVendor = d.get("delete_in_vendor") instanceof String ? (String) d.get("delete_in_vendor") : null;
         for (Object k : (List<Object>) d.get("nested")) nested.add((String) k);
         for (Object k : (List<Object>) d.get("declines")) declined.add((String) k);
@@ -273,6 +286,7 @@ public final class DeclaredJson implements PlainDecoder {
         Object kind = at(msg, opPath);
         row.op = kind instanceof String ? ops.get(kind) : null;
         if (row.op == null) throw JsonChecks.DECLINE;
+        row.vendorOp = (String) kind;
         for (Object[] need : needs.getOrDefault((String) kind, List.of())) {
             if (!satisfies(at(msg, (String[]) need[0]), (Set<Object>) need[1], (Boolean) need[2])) {
                 throw JsonChecks.DECLINE;  // required.py: the codec names the field
@@ -375,12 +389,15 @@ public final class DeclaredJson implements PlainDecoder {
         return rows;
     }
 
-    /** A message of lists of rows (images "rows" and "row_befores", an UPDATE's befores one per row): a row each,
-     *  in order, sharing the columns (the declared ones, then the rows' others) and the vendor fixes. */
+    /** A message of lists of rows (images "rows" and "row_befores", an UPDATE's befores one per row, or
+     *  "row_changes", its changed columns per row): a row each, in order, sharing the columns (the declared ones,
+     *  then the rows' others) and the vendor fixes. */
     @SuppressWarnings("unchecked")
     private List<Object[]> listRows(Map<String, Object> msg, Row row) {
         List<Object> rows = rowList(msg, rowsKey), befores = rowList(msg, rowBeforesKey);
         boolean update = "UPDATE".equals(row.op), delete = "DELETE".equals(row.op);
+        // an UPDATE's changed columns over its row (Canal's old); other ops' are not read, as the codec's are not
+        List<Object> changes = update && rowChangesKey != null ? rowList(msg, rowChangesKey) : List.of();
         List<Object> afters = rows;
         String deleteIn = null;
         boolean inMain = false;
@@ -391,7 +408,8 @@ public final class DeclaredJson implements PlainDecoder {
             if (!inMain) deleteIn = deleteMain.equals("rows") ? rowBeforesKey : rowsKey;
             befores = rows.isEmpty() ? befores : rows;
             afters = List.of();
-        } else if (update ? befores.size() != rows.size() : !befores.isEmpty()) {
+        } else if (update && rowChangesKey != null ? changes.size() != rows.size() || !befores.isEmpty()
+                : update ? befores.size() != rows.size() : !befores.isEmpty()) {
             throw JsonChecks.DECLINE;  // an insert's before, or an update's befores not one per row: the codec's
         }
         int n = delete ? befores.size() : afters.size();
@@ -399,57 +417,148 @@ public final class DeclaredJson implements PlainDecoder {
         LinkedHashMap<String, Boolean> numbers = new LinkedHashMap<>();
         Map<String, String> imageTyped = new HashMap<>();
         List<LinkedHashMap<String, String>> beforeImages = new ArrayList<>(n), afterImages = new ArrayList<>(n);
+        List<LinkedHashMap<String, String>> changed = new ArrayList<>(changes.size());
         for (int i = 0; i < n; i++) {  // each row's before, then its after: the order columns are first seen in
             beforeImages.add(i < befores.size() ? cells((Map<String, Object>) befores.get(i), numbers, imageTyped)
                     : null);
             afterImages.add(delete ? null : cells((Map<String, Object>) afters.get(i), numbers, imageTyped));
+            if (i < changes.size()) {  // after its row: names the row lacks the codec warns of
+                changed.add(cells((Map<String, Object>) changes.get(i), numbers, imageTyped));
+                if (!afterImages.get(i).keySet().containsAll(changed.get(i).keySet())) throw JsonChecks.DECLINE;
+            }
         }
         row.columns = declaredColumns(msg, numbers);
+        if (keyDeclared) {
+            for (String k : row.key) {
+                boolean known = false;
+                for (Object[] c : row.columns) known |= c[0].equals(k);
+                if (!known) throw JsonChecks.DECLINE;  // the codec warns of it
+            }
+        }
+        boolean converting = conversionsWhen == null || msg.containsKey(conversionsWhen);
+        // per row: the geometry SRIDs other than 0 of its row, then of its changed columns (those win)
+        List<LinkedHashMap<String, Long>> srids = new ArrayList<>(n), changedSrids = new ArrayList<>(n);
+        for (int i = 0; i < n; i++) {
+            srids.add(new LinkedHashMap<>());
+            changedSrids.add(new LinkedHashMap<>());
+        }
         for (Object[] c : row.columns) {
             if (typesComplete && (c[1] == null || ((String) c[1]).isEmpty() || c[2] == null)) {
                 throw JsonChecks.DECLINE;  // the codec derives the missing type
             }
-            if (declineFamilies.isEmpty() && conversions.isEmpty()) continue;
-            // the value's family: by the type name where there is one (DRS), else by the code
-            String family = TypeFamilies.family((String) c[1], c[1] != null && !((String) c[1]).isEmpty() ? null
-                    : (Integer) c[2]);
+            if (declineFamilies.isEmpty() && (conversions.isEmpty() || !converting)) continue;
+            String family = valueFamily((String) c[1], (Integer) c[2]);
             if (declineFamilies.contains(family)) throw JsonChecks.DECLINE;  // values the codec converts
-            String how = conversions.get(family);
-            if (how != null) {
-                for (List<LinkedHashMap<String, String>> images : List.of(beforeImages, afterImages)) {
-                    for (LinkedHashMap<String, String> cells : images) {
-                        String text = cells == null ? null : cells.get((String) c[0]);
-                        if (text != null && !(c[3] == Boolean.TRUE)) cells.put((String) c[0], convert(how, text));
-                    }
-                }
+            String how = converting ? conversions.get(family) : null;
+            if (how == null) continue;
+            String name = (String) c[0];
+            for (int i = 0; i < n; i++) {
+                convertCell(how, beforeImages.get(i), name, c, srids.get(i));
+                convertCell(how, afterImages.get(i), name, c, srids.get(i));
+                if (i < changed.size()) convertCell(how, changed.get(i), name, c, changedSrids.get(i));
+            }
+        }
+        for (int i = 0; i < n; i++) srids.get(i).putAll(changedSrids.get(i));
+        if (!changed.isEmpty()) {  // the before: the row with its changed columns' old values
+            for (int i = 0; i < n; i++) {
+                LinkedHashMap<String, String> before = new LinkedHashMap<>(afterImages.get(i));
+                before.putAll(changed.get(i));
+                beforeImages.set(i, before);
             }
         }
         row.before = beforeImages.get(0);
         row.after = afterImages.get(0);
-        StringBuilder vendor = new StringBuilder(64).append('{');
+        StringBuilder tail = new StringBuilder(64).append('{');
         if (deleteIn != null) {
-            OrjsonText.quote(vendor, deleteInVendor);
-            vendor.append(':');
-            OrjsonText.quote(vendor, deleteIn);
+            OrjsonText.quote(tail, deleteInVendor);
+            tail.append(':');
+            OrjsonText.quote(tail, deleteIn);
         }
         row.listsHidden = delete && inMain && deleteHidesOther;
-        fixes(msg, row, vendor);
-        String vendorText = vendor.length() == 1 ? null : vendor.append('}').toString();
+        fixes(msg, row, tail);
+        String shared = tail.substring(1);
         String tableName = row.database == null || row.database.isEmpty() ? row.table : row.database + "." + row.table;
         List<Object[]> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(new Object[] {row.op, row.database, row.table, tableName, beforeImages.get(i), afterImages.get(i),
-                    row.columns, row.key, row.ms, row.sequence, i, vendorText, i == 0, row.txn});
+                    row.columns, row.key, row.ms, row.sequence, i,
+                    rowVendor(row, srids.get(i), i < changed.size() ? changed.get(i) : null, shared), i == 0,
+                    row.txn});
         }
         return out;
     }
 
+    private void convertCell(String how, Map<String, String> cells, String name, Object[] column,
+                             Map<String, Long> srids) {
+        String text = cells == null ? null : cells.get(name);
+        if (text != null && (convertNumbers || column[3] != Boolean.TRUE)) cells.put(name, convert(how, text, name, srids));
+    }
+
+    /** A row's vendor data, as the codec orders it: the op as written, the geometry SRIDs, the changed columns'
+     *  names (old_keys), then what every row of the message shares (where a DELETE's rows were, the fixes). */
+    private String rowVendor(Row row, Map<String, Long> srids, Map<String, String> changed, String shared) {
+        StringBuilder v = new StringBuilder(64).append('{');
+        if (opInVendor != null) {
+            OrjsonText.quote(v, opInVendor);
+            v.append(':');
+            OrjsonText.quote(v, row.vendorOp);
+        }
+        if (!srids.isEmpty()) {
+            if (v.length() > 1) v.append(',');
+            v.append("\"srid\":{");
+            boolean first = true;
+            for (Map.Entry<String, Long> e : srids.entrySet()) {
+                if (!first) v.append(',');
+                OrjsonText.quote(v, e.getKey());
+                v.append(':').append(e.getValue());
+                first = false;
+            }
+            v.append('}');
+        }
+        if (changed != null) {
+            if (v.length() > 1) v.append(',');
+            v.append("\"old_keys\":[");
+            boolean first = true;
+            for (String k : changed.keySet()) {
+                if (!first) v.append(',');
+                OrjsonText.quote(v, k);
+                first = false;
+            }
+            v.append(']');
+        }
+        if (!shared.isEmpty()) {
+            if (v.length() > 1) v.append(',');
+            v.append(shared);
+        }
+        return v.length() == 1 ? null : v.append('}').toString();
+    }
+
+    /** The family a column's values are converted or declined by: types.family of the type name where there is
+     *  one, else of the code (DRS); or of both, the code where the name says none (Canal). A geometry's bytes
+     *  and a bit(0), which Canal's bytes read as binary, have their own. */
+    private String valueFamily(String typeName, Integer code) {
+        boolean named = typeName != null && !typeName.isEmpty();
+        String family = TypeFamilies.family(typeName, named && !familyByNameThenCode ? null : code);
+        if (conversions.containsKey("geometry") && TypeFamilies.geometry(typeName)) return "geometry";
+        if (family.equals("bit") && named) {  // Canal's width: ceil(n / 8) bytes of the first "(n)"; bit(0): none
+            java.util.regex.Matcher m = BIT_WIDTH.matcher(typeName);
+            if (m.find() && m.group(1).replace("0", "").isEmpty()) return "binary";
+        }
+        return family;
+    }
+
+    private static final Pattern BIT_WIDTH = Pattern.compile("\\(\\s*([0-9]+)\\s*\\)");
+
     /** A cell's text as canonical text: "java_bytes" (Arrays.toString(byte[]) as base64), "local_seconds" and a
      *  UTC offset (wall-clock text at that offset as epoch seconds, the fraction as written). Only the spelling
      *  the codec writes back is taken: any other (unsigned bytes, a "T" between date and time) the codec keeps as
-     *  a cell fix. */
-    private static String convert(String how, String text) {
+     *  a cell fix. Or ISO-8859-1 text of raw bytes, a character per byte (Alibaba Canal): "latin1_base64" (their
+     *  base64), "latin1_unsigned" (a big-endian BIT value of at most 64 bits), "latin1_wkb" (MySQL's geometry: a
+     *  little-endian SRID, kept in srids where it is not 0, then the WKB as base64; text that is no such value
+     *  stays as written). */
+    private static String convert(String how, String text, String column, Map<String, Long> srids) {
         if (how.startsWith("local_seconds")) return localSeconds(text, how.substring("local_seconds".length()));
+        if (how.startsWith("latin1_")) return latin1(how, text, column, srids);
         if (!how.equals("java_bytes") || text.length() < 2 || text.charAt(0) != '['
                 || text.charAt(text.length() - 1) != ']') {
             throw JsonChecks.DECLINE;
@@ -469,6 +578,34 @@ public final class DeclaredJson implements PlainDecoder {
     }
 
     private static final Pattern JAVA_BYTE = Pattern.compile("-?[0-9]{1,3}");
+    private static final Pattern BASE64 = Pattern.compile("([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?");
+
+    private static String latin1(String how, String text, String column, Map<String, Long> srids) {
+        byte[] data = new byte[text.length()];
+        for (int i = 0; i < data.length; i++) {
+            char c = text.charAt(i);
+            if (c > 0xff) throw JsonChecks.DECLINE;  // not a byte: the codec names it
+            data[i] = (byte) c;
+        }
+        switch (how) {
+            case "latin1_unsigned":
+                if (data.length > 8) throw JsonChecks.DECLINE;  // more than MySQL's 64 bits: the codec names it
+                return new java.math.BigInteger(1, data).toString();
+            case "latin1_wkb":
+                if (data.length < 9 || data[4] != 0 && data[4] != 1) {  // not SRID + WKB: text (WKT) stays
+                    if (BASE64.matcher(text).matches()) throw JsonChecks.DECLINE;  // would come back as bytes
+                    return text;
+                }
+                long srid = (data[0] & 0xffL) | (data[1] & 0xffL) << 8 | (data[2] & 0xffL) << 16
+                        | (data[3] & 0xffL) << 24;
+                if (srid != 0) srids.put(column, srid);
+                return java.util.Base64.getEncoder().encodeToString(java.util.Arrays.copyOfRange(data, 4, data.length));
+            case "latin1_base64":
+                return java.util.Base64.getEncoder().encodeToString(data);
+            default:
+                throw new IllegalArgumentException("unknown conversion " + how);
+        }
+    }
     private static final Pattern LOCAL = Pattern.compile(
             "([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\\.([0-9]{1,9}))?");
     private static final Pattern EPOCH = Pattern.compile("-?[0-9]+(\\.[0-9]{1,9})?");
