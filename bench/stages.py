@@ -2,6 +2,7 @@
 on the same archive in one SparkSession (as ``bench.run`` measures whole steps).
 
     python -m bench.stages [--messages 200000] [--formats canal-json,debezium-json,...] [--repeat 2] [--json F]
+                           [--to-format oms-default]
 
 Parts, each including the ones before it:
 - ``read``: the archive's records as RAW rows (the file reader alone, no decode), to a no-op sink;
@@ -10,6 +11,11 @@ Parts, each including the ones before it:
 - ``stored``: the same, kept as replay keeps them (on disk) and counted;
 - ``replay``: the whole ``cdc-replay replay`` (events by table, dead letters, counts);
 - ``peer``: the hand-written one-format job (``bench/peers.py``) for the same archive.
+With ``--to-format`` (the re-encode, ``cdc-replay replay --to-format``), after ``replay``:
+- ``encode``: the stored rows' events encoded to the target as replay encodes them, to a no-op sink (beside
+  ``stored``: the events' trip to the encoder and back);
+- ``reencode``: the whole ``cdc-replay replay --to-format`` (the replay's outputs and the encoded ones);
+- ``peer``: the hand-written re-encode (``bench.peers.REENCODE``).
 The differences between neighbours say what each part costs (CPU seconds are the steadier number on a shared
 machine); the peer's total is what the whole replay is held to (issue 37's targets are ratios to it).
 """
@@ -22,7 +28,7 @@ import tempfile
 from pathlib import Path
 from typing import Callable
 
-from bench.run import Ctx, build_archive, measure, ours_replay, peer_replay
+from bench.run import Ctx, build_archive, measure, ours_reencode, ours_replay, peer_reencode, peer_replay
 
 
 def _noop(df) -> None:
@@ -75,6 +81,31 @@ def stored_part(ctx: Ctx) -> None:
             stored.unpersist()
 
 
+def encode_part(ctx: Ctx) -> None:
+    """stored, then its events encoded to the target as replay encodes them (no window, every table)."""
+    from pyspark.sql import functions as F
+
+    from cdc_codecs import get_codec
+    from cdc_jobs.commands.replay import CACHE, carried_ops, encodes_in_source_order
+    from cdc_jobs.schemas import EVENT_FIELDS, MARKER_KINDS
+    from cdc_jobs.transforms.encode import encode, in_source_order, task_count
+
+    target = get_codec(ctx.to_format)
+    with _schemas(ctx):
+        stored = _decoded(ctx).persist(CACHE)
+        try:
+            rows = refuse_dead_letters(ctx.fmt, stored)
+            kept = stored.where(F.col("dl_reason").isNull() & ~F.col("op").isin(*MARKER_KINDS)).select(*EVENT_FIELDS)
+            to_encode = kept.where(F.col("op").isin(carried_ops(target)))
+            if encodes_in_source_order(target, ctx.fmt, False):
+                _noop(in_source_order(to_encode, target.name))
+            else:
+                shuffle = int(ctx.spark.conf.get("spark.sql.shuffle.partitions"))
+                _noop(encode(to_encode, target.name, task_count(rows, shuffle)))
+        finally:
+            stored.unpersist()
+
+
 def refuse_dead_letters(fmt: str, decoded) -> int:
     """The DECODED rows' count; RuntimeError when more than 1% are dead letters: a bench whose records fail to
     decode would time dead letters. (A few are expected: an archive cut at N messages can end inside a
@@ -88,12 +119,15 @@ def refuse_dead_letters(fmt: str, decoded) -> int:
 
 PARTS: dict[str, Callable[[Ctx], None]] = {"read": read_part, "decode": decode_part, "stored": stored_part,
                                            "replay": ours_replay, "peer": peer_replay}
+REENCODE_PARTS: dict[str, Callable[[Ctx], None]] = {**{k: v for k, v in PARTS.items() if k != "peer"},
+                                                    "encode": encode_part, "reencode": ours_reencode,
+                                                    "peer": peer_reencode}
 
 
 def stages(ctx: Ctx, repeat: int) -> dict:
     """Each part's best wall and CPU seconds (after one warm-up run of it)."""
-    out = {"format": ctx.fmt, "messages": ctx.messages}
-    for name, fn in PARTS.items():
+    out = {"format": ctx.fmt, "messages": ctx.messages, "to_format": ctx.to_format}
+    for name, fn in (REENCODE_PARTS if ctx.to_format else PARTS).items():
         m = measure(fn, ctx, repeat)
         out[name] = {"seconds": min(m["seconds"]), "cpu_seconds": min(m["cpu_seconds"]),
                      "load_average_1m": m["load_average_1m"]}
@@ -118,6 +152,24 @@ def table(results: list[dict]) -> str:
     return "\n".join(lines)
 
 
+def reencode_table(results: list[dict]) -> str:
+    """For --to-format: the replay, what the encoder's trip adds to the stored rows, what the whole re-encode adds
+    to the replay, the re-encode peer; the floor: the re-encode without its decode, beside the peer."""
+    head = ("| format -> target | messages | replay | encode (+ on stored) | reencode (+ on replay) | peer | ratio "
+            "peer/ours cpu (wall) | floor without decode | load 1m |")
+    lines = [head, "|" + "---|" * 9]
+    for r in results:
+        cpu = {p: r[p]["cpu_seconds"] for p in REENCODE_PARTS}
+        wall = {p: r[p]["seconds"] for p in REENCODE_PARTS}
+        decode = cpu["decode"] - cpu["read"]
+        ratio = f"{round(cpu['peer'] / max(0.1, cpu['reencode']), 2)} ({round(wall['peer'] / wall['reencode'], 2)})"
+        lines.append(f"| {r['format']} -> {r['to_format']} | {r['messages']:,} | {cpu['replay']} | {cpu['encode']} "
+                     f"(+{round(cpu['encode'] - cpu['stored'], 1)}) | {cpu['reencode']} "
+                     f"(+{round(cpu['reencode'] - cpu['replay'], 1)}) | {cpu['peer']} | {ratio} | "
+                     f"{round(cpu['peer'] / max(0.1, cpu['reencode'] - decode), 2)} | {r['reencode']['load_average_1m']} |")
+    return "\n".join(lines)
+
+
 def main() -> None:
     from cdc_codecs.registry import available_formats
 
@@ -126,6 +178,7 @@ def main() -> None:
     ap.add_argument("--formats", default=",".join(available_formats()))
     ap.add_argument("--repeat", type=int, default=2, help="measured runs per part (after one warm-up)")
     ap.add_argument("--json", help="also write the results as JSON to this file")
+    ap.add_argument("--to-format", help="cut the re-encode to this format instead of the replay")
     args = ap.parse_args()
 
     from cdc_jobs.spark import session
@@ -135,11 +188,13 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for fmt in args.formats.split(","):
             archive = build_archive(fmt, args.messages, Path(tmp) / fmt / "archive")
-            results.append(stages(Ctx(fmt, archive, None, Path(tmp) / fmt / "out", args.messages, spark), args.repeat))
-            print(table(results[-1:]).splitlines()[-1], flush=True)
+            ctx = Ctx(fmt, archive, args.to_format, Path(tmp) / fmt / "out", args.messages, spark)
+            results.append(stages(ctx, args.repeat))
+            show = reencode_table if args.to_format else table
+            print(show(results[-1:]).splitlines()[-1], flush=True)
             if args.json:
                 Path(args.json).write_text(json.dumps(results, indent=1))
-    print(table(results))
+    print((reencode_table if args.to_format else table)(results))
 
 
 if __name__ == "__main__":

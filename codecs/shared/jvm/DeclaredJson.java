@@ -69,6 +69,7 @@ public final class DeclaredJson implements PlainDecoder {
     private final List<String[]> imagePaths = new ArrayList<>();
     private final Map<String, String> imageRoleAt = new HashMap<>();  // an image's key path -> its role
     private final LinkedHashMap<String, String> writes = new LinkedHashMap<>();  // key path -> rendering
+    private final Map<String, Map<String, String>> writesUnder = new HashMap<>();  // key -> sub key -> rendering
     private final Set<String> nested = new HashSet<>(), declined = new HashSet<>();
     private final Set<String> tenantTypes = new HashSet<>();
     private final String keySeparator;
@@ -157,6 +158,10 @@ public final class DeclaredJson implements PlainDecoder {
         ((Map<String, Object>) d.get("value_conversions")).forEach((f, how) -> conversions.put(f, (String) how));
         deleteMain = "rows".equals(d.get("delete_main")) ? "rows" : "row_befores";
         columnsExact = d.get("columns_exact") == Boolean.TRUE;
+        for (Map.Entry<String, String> e : writes.entrySet()) {  // "key.sub" paths: by key (nested objects)
+            String[] parts = e.getKey().split("\\.");
+            if (parts.length == 2) writesUnder.computeIfAbsent(parts[0], k -> new LinkedHashMap<>()).put(parts[1], e.getValue());
+        }
         for (String path : writes.keySet()) {
             String prefix = "";
             for (String key : path.split("\\.")) {
@@ -436,22 +441,19 @@ public final class DeclaredJson implements PlainDecoder {
             }
         }
         boolean converting = conversionsWhen == null || msg.containsKey(conversionsWhen);
+        Plan plan = plan(row.columns);
+        if (plan.declines || plan.familyDeclines && (!declineFamilies.isEmpty() || converting && !conversions.isEmpty())) {
+            throw JsonChecks.DECLINE;  // a type the codec derives, values it converts, a type name it must read
+        }
         // per row: the geometry SRIDs other than 0 of its row, then of its changed columns (those win)
         List<LinkedHashMap<String, Long>> srids = new ArrayList<>(n), changedSrids = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             srids.add(new LinkedHashMap<>());
             changedSrids.add(new LinkedHashMap<>());
         }
-        for (Object[] c : row.columns) {
-            if (typesComplete && (c[1] == null || ((String) c[1]).isEmpty() || c[2] == null)) {
-                throw JsonChecks.DECLINE;  // the codec derives the missing type
-            }
-            if (declineFamilies.isEmpty() && (conversions.isEmpty() || !converting)) continue;
-            String family = valueFamily((String) c[1], (Integer) c[2]);
-            if (declineFamilies.contains(family)) throw JsonChecks.DECLINE;  // values the codec converts
-            String how = converting ? conversions.get(family) : null;
-            if (how == null) continue;
-            String name = (String) c[0];
+        for (int k = 0; converting && k < plan.converted.size(); k++) {
+            Object[] c = plan.converted.get(k);
+            String name = (String) c[0], how = plan.how.get(k);
             for (int i = 0; i < n; i++) {
                 convertCell(how, beforeImages.get(i), name, c, srids.get(i));
                 convertCell(how, afterImages.get(i), name, c, srids.get(i));
@@ -486,6 +488,43 @@ public final class DeclaredJson implements PlainDecoder {
                     row.txn});
         }
         return out;
+    }
+
+    /** What the columns' types mean for their values, once per declared column list (the lists are shared by the
+     *  messages of a declaration): whether they decline, which columns convert and how. */
+    private static final class Plan {
+        boolean declines;  // a column without its type name or code (types_complete), or of a declined family
+        boolean familyDeclines;  // a type name types.family cannot read here: declines where families are asked
+        final List<Object[]> converted = new ArrayList<>();
+        final List<String> how = new ArrayList<>();
+    }
+
+    private final Map<List<Object[]>, Plan> plans = new java.util.IdentityHashMap<>();
+    private final Map<List<Object[]>, Object[]> renderedTypes = new java.util.IdentityHashMap<>();
+
+    private Plan plan(List<Object[]> columns) {
+        Plan plan = plans.get(columns);
+        if (plan != null) return plan;
+        plan = new Plan();
+        for (Object[] c : columns) {
+            plan.declines |= typesComplete && (c[1] == null || ((String) c[1]).isEmpty() || c[2] == null);
+            if (declineFamilies.isEmpty() && conversions.isEmpty()) continue;
+            String family;
+            try {
+                family = valueFamily((String) c[1], (Integer) c[2]);
+            } catch (JsonChecks.Decline e) {
+                plan.familyDeclines = true;
+                continue;
+            }
+            plan.declines |= declineFamilies.contains(family);
+            if (conversions.containsKey(family)) {
+                plan.converted.add(c);
+                plan.how.add(conversions.get(family));
+            }
+        }
+        if (plans.size() > 256) plans.clear();
+        plans.put(columns, plan);
+        return plan;
     }
 
     private void convertCell(String how, Map<String, String> cells, String name, Object[] column,
@@ -654,6 +693,39 @@ public final class DeclaredJson implements PlainDecoder {
      *  a code: an integer literal of 32 bits), then the rows' other columns; number columns as the rows say. */
     private List<Object[]> declaredColumns(Map<String, Object> msg, LinkedHashMap<String, Boolean> numbers) {
         Map<String, Object> names = typeObject(msg, "type_names"), codes = typeObject(msg, "type_codes");
+        // a table's messages repeat its declaration: the recent ones are compared in order before any hashing
+        for (Object[] seen : recentDeclarations) {
+            if (sameEntries(names, (Map<?, ?>) seen[0]) && sameEntries(codes, (Map<?, ?>) seen[1])
+                    && sameEntries(numbers, (Map<?, ?>) seen[2])) {
+                @SuppressWarnings("unchecked") List<Object[]> columns = (List<Object[]>) seen[3];
+                return columns;
+            }
+        }
+        List<Object[]> columns = declare(names, codes, numbers);
+        if (recentDeclarations.size() == 8) recentDeclarations.remove(7);
+        recentDeclarations.add(0, new Object[] {names, codes, new LinkedHashMap<>(numbers), columns});
+        return columns;
+    }
+
+    private final List<Object[]> recentDeclarations = new ArrayList<>(8);
+
+    /** Whether two maps hold equal entries in the same order (texts, number literals, null). */
+    private static boolean sameEntries(Map<?, ?> a, Map<?, ?> b) {
+        if (a.size() != b.size()) return false;
+        java.util.Iterator<? extends Map.Entry<?, ?>> x = a.entrySet().iterator(), y = b.entrySet().iterator();
+        while (x.hasNext()) {
+            Map.Entry<?, ?> e = x.next(), f = y.next();
+            Object v = e.getValue(), w = f.getValue();
+            if (!e.getKey().equals(f.getKey()) || !(v == w || v instanceof Num && w instanceof Num
+                    && ((Num) v).text.equals(((Num) w).text) || v != null && !(v instanceof Num) && v.equals(w))) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private List<Object[]> declare(Map<String, Object> names, Map<String, Object> codes,
+                                   LinkedHashMap<String, Boolean> numbers) {
         LinkedHashMap<String, Boolean> ordered = new LinkedHashMap<>();
         Map<String, String> types = new HashMap<>();
         Map<String, Integer> jdbc = new HashMap<>();
@@ -966,16 +1038,18 @@ public final class DeclaredJson implements PlainDecoder {
                 return out;
             }
             case "key_list_or_empty": return new ArrayList<Object>(row.key);
-            case "type_names": case "type_codes": {  // the declared types as the encoder writes them
-                LinkedHashMap<String, Object> out = new LinkedHashMap<>();
-                for (Object[] c : row.columns) {
-                    if (rendering.equals("type_names") && c[1] != null && !((String) c[1]).isEmpty()) {
-                        out.put((String) c[0], c[1]);
-                    } else if (rendering.equals("type_codes") && c[2] != null) {
-                        out.put((String) c[0], new Num(c[2].toString()));
+            case "type_names": case "type_codes": {  // the declared types as the encoder writes them, once a list
+                Object[] rendered = renderedTypes.get(row.columns);
+                if (rendered == null) {
+                    LinkedHashMap<String, Object> names = new LinkedHashMap<>(), codes = new LinkedHashMap<>();
+                    for (Object[] c : row.columns) {
+                        if (c[1] != null && !((String) c[1]).isEmpty()) names.put((String) c[0], c[1]);
+                        if (c[2] != null) codes.put((String) c[0], new Num(c[2].toString()));
                     }
+                    if (renderedTypes.size() > 256) renderedTypes.clear();
+                    renderedTypes.put(row.columns, rendered = new Object[] {names, codes});
                 }
-                return out;
+                return rendered[rendering.equals("type_names") ? 0 : 1];
             }
             case "op": return opValues.get(row.op);
             case "table": return row.table;
@@ -1055,31 +1129,36 @@ public final class DeclaredJson implements PlainDecoder {
             if (vendor.length() > start) vendor.append(']');
             return;
         }
-        LinkedHashSet<String> keys = new LinkedHashSet<>(msg.keySet());
-        for (String path : writes.keySet()) keys.add(path.split("\\.")[0]);
-        for (String key : keys) {
-            String imageRole = imageRoleAt.get(key);
-            if (imageRole != null && (imageRole.equals("rows") || imageRole.equals("row_befores"))) {
-                if (row.listsHidden || msg.get(key) instanceof List && !((List<?>) msg.get(key)).isEmpty()) continue;
-            } else if (imageRole != null && !(unwrittenImages && !imageWritten(key, row.op))) {
-                continue;
-            }
-            Object original = msg.getOrDefault(key, MISSING);
-            if (nested.contains(key) && original instanceof Map) {
-                LinkedHashSet<String> subs = new LinkedHashSet<>(((Map<String, Object>) original).keySet());
-                for (String path : writes.keySet()) {
-                    if (path.startsWith(key + ".")) subs.add(path.substring(key.length() + 1));
-                }
-                for (String sub : subs) {
-                    compare(vendor, start, new String[] {key, sub},
-                            ((Map<String, Object>) original).getOrDefault(sub, MISSING), row);
-                }
-            } else {
-                if (nested.contains(key)) throw JsonChecks.DECLINE;  // compared whole: rare, left to Python
-                compare(vendor, start, new String[] {key}, original, row);
-            }
+        for (String key : msg.keySet()) fixAt(msg, key, row, vendor, start);
+        for (String key : children.getOrDefault("", new LinkedHashSet<>())) {  // written keys the message lacks
+            if (!msg.containsKey(key)) fixAt(msg, key, row, vendor, start);
         }
         if (vendor.length() > start) vendor.append(']');
+    }
+
+    /** The fixes of one top-level key (see fixes). */
+    @SuppressWarnings("unchecked")
+    private void fixAt(Map<String, Object> msg, String key, Row row, StringBuilder vendor, int start) {
+        String imageRole = imageRoleAt.get(key);
+        if (imageRole != null && (imageRole.equals("rows") || imageRole.equals("row_befores"))) {
+            if (row.listsHidden || msg.get(key) instanceof List && !((List<?>) msg.get(key)).isEmpty()) return;
+        } else if (imageRole != null && !(unwrittenImages && !imageWritten(key, row.op))) {
+            return;
+        }
+        Object original = msg.getOrDefault(key, MISSING);
+        if (nested.contains(key) && original instanceof Map) {
+            Map<String, Object> inner = (Map<String, Object>) original;
+            Map<String, String> under = writesUnder.getOrDefault(key, Map.of());
+            for (String sub : inner.keySet()) compareUnder(vendor, start, key, sub, inner.get(sub), under, row);
+            for (String sub : under.keySet()) {  // written keys the object lacks
+                if (!inner.containsKey(sub)) compareUnder(vendor, start, key, sub, MISSING, under, row);
+            }
+        } else {
+            if (nested.contains(key)) throw JsonChecks.DECLINE;  // compared whole: rare, left to Python
+            String rendering = writes.get(key);
+            compareWith(vendor, start, new String[] {key}, original,
+                    rendering == null ? MISSING : written(rendering, row));
+        }
     }
 
     /** json_fix.derive_fix over leaf_paths: the keys of both sides at a level (the message's first), into the
@@ -1128,9 +1207,11 @@ public final class DeclaredJson implements PlainDecoder {
         }
     }
 
-    private void compare(StringBuilder vendor, int start, String[] path, Object original, Row row) {
-        String rendering = writes.get(String.join(".", path));
-        compareWith(vendor, start, path, original, rendering == null ? MISSING : written(rendering, row));
+    private void compareUnder(StringBuilder vendor, int start, String key, String sub, Object original,
+                              Map<String, String> under, Row row) {
+        String rendering = under.get(sub);
+        compareWith(vendor, start, new String[] {key, sub}, original, rendering == null ? MISSING
+                : written(rendering, row));
     }
 
     private void compareWith(StringBuilder vendor, int start, String[] path, Object original, Object derived) {
