@@ -83,27 +83,31 @@ def stored_part(ctx: Ctx) -> None:
 
 def encode_part(ctx: Ctx) -> None:
     """stored, then its events encoded to the target as replay encodes them (no window, every table)."""
+    from cdc_jobs.commands.replay import CACHE
+
+    with _schemas(ctx):
+        stored = _decoded(ctx).persist(CACHE)
+        try:
+            _noop(_encoded(ctx, stored, refuse_dead_letters(ctx.fmt, stored)))
+        finally:
+            stored.unpersist()
+
+
+def _encoded(ctx: Ctx, stored, rows: int):
+    """The ENCODED rows of the stored rows' events, as replay makes them for ``ctx.to_format``."""
     from pyspark.sql import functions as F
 
     from cdc_codecs import get_codec
-    from cdc_jobs.commands.replay import CACHE, carried_ops, encodes_in_source_order
+    from cdc_jobs.commands.replay import carried_ops, encodes_in_source_order
     from cdc_jobs.schemas import EVENT_FIELDS, MARKER_KINDS
     from cdc_jobs.transforms.encode import encode, in_source_order, task_count
 
     target = get_codec(ctx.to_format)
-    with _schemas(ctx):
-        stored = _decoded(ctx).persist(CACHE)
-        try:
-            rows = refuse_dead_letters(ctx.fmt, stored)
-            kept = stored.where(F.col("dl_reason").isNull() & ~F.col("op").isin(*MARKER_KINDS)).select(*EVENT_FIELDS)
-            to_encode = kept.where(F.col("op").isin(carried_ops(target)))
-            if encodes_in_source_order(target, ctx.fmt, False):
-                _noop(in_source_order(to_encode, target.name))
-            else:
-                shuffle = int(ctx.spark.conf.get("spark.sql.shuffle.partitions"))
-                _noop(encode(to_encode, target.name, task_count(rows, shuffle)))
-        finally:
-            stored.unpersist()
+    kept = stored.where(F.col("dl_reason").isNull() & ~F.col("op").isin(*MARKER_KINDS)).select(*EVENT_FIELDS)
+    to_encode = kept.where(F.col("op").isin(carried_ops(target)))
+    if encodes_in_source_order(target, ctx.fmt, False):
+        return in_source_order(to_encode, target.name)
+    return encode(to_encode, target.name, task_count(rows, int(ctx.spark.conf.get("spark.sql.shuffle.partitions"))))
 
 
 def refuse_dead_letters(fmt: str, decoded) -> int:

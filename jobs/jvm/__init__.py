@@ -239,7 +239,7 @@ def mode() -> str:
 
 
 def available(spark) -> bool:
-    """Whether the session can run the JVM twins: the jar is added to it and the adapter registered (once per
+    """Whether the session can run the JVM decodes: the jar is added to it and the adapter registered (once per
     session). ``ADD JAR`` works both in a JVM this process launched and under spark-submit."""
     if mode() == "off":
         return False

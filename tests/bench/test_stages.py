@@ -43,3 +43,26 @@ def test_a_decode_of_dead_letters_is_refused(spark, tmp_path):
     (archive / "broken.jsonl").write_text('{"not": "canal"}\n' * 2)  # 2 of 52: more than 1% dead letters
     with pytest.raises(RuntimeError, match="2 of 52 decoded rows are dead letters"):
         stored_part(Ctx("canal-json", archive, None, tmp_path / "out", 52, spark))
+
+
+@pytest.mark.spark
+def test_a_reencode_is_cut_into_the_encoders_trip_and_its_outputs(spark, tmp_path):
+    """With a target, the encode part encodes what the re-encode encodes (its messages are counts.json's), and the
+    table's floor is the peer over the re-encode without its decode."""
+    from bench.run import ours_reencode
+    from bench.stages import _encoded, reencode_table
+
+    archive = build_archive("canal-json", 200, tmp_path / "archive", files=1, rows=20, changes=150)
+    ctx = Ctx("canal-json", archive, "oms-default", tmp_path / "out", 200, spark)
+    result = stages(ctx, repeat=1)
+    assert set(result) >= {"read", "decode", "stored", "replay", "encode", "reencode", "peer"}
+    ours_reencode(ctx)  # the peer, run last, wrote over the re-encode's outputs
+    encoded = json.loads((ctx.out / "counts.json").read_text())["encoded"]
+    with _schemas(ctx):
+        stored = _decoded(ctx)
+        rows = _encoded(ctx, stored, refuse_dead_letters("canal-json", stored))
+        assert rows.where("el_reason IS NULL").count() == encoded["messages"] > 0
+    cpu = {p: result[p]["cpu_seconds"] for p in result if isinstance(result[p], dict)}
+    row = reencode_table([result]).splitlines()[-1].split(" | ")
+    assert row[0] == "| canal-json -> oms-default"
+    assert row[7] == str(round(cpu["peer"] / max(0.1, cpu["reencode"] - (cpu["decode"] - cpu["read"])), 2))

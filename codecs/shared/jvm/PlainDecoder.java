@@ -3,12 +3,12 @@ package cdcreplay.codecs;
 import java.util.List;
 
 /**
- * A codec's decode fast path in the JVM: the JVM twin of a codec's Python {@code plain_rows}, for the messages
+ * A decode of line messages in the JVM ({@link DeclaredJson}, driven by a codec's declaration), for the messages
  * it can decode exactly (the rest it declines, and the Python codec decodes them and names their errors).
  *
  * <p>Pure Java and Jackson: no Spark. {@code cdc_jobs.jvm} builds it with the job side's adapter
- * ({@code LineBlockDecode}); {@code tests/codecs/test_jvm_fast_paths.py} holds each implementation equal to its
- * Python fast path, row for row.
+ * ({@code LineBlockDecode}); {@code tests/codecs/test_jvm_fast_paths.py} holds it equal to the codecs' decode,
+ * row for row.
  */
 public interface PlainDecoder {
     /** Names of the values of one row, in order (the DECODED fields a fast path sets; the rest are constant). A row
@@ -21,7 +21,7 @@ public interface PlainDecoder {
      * images as insertion-ordered {@code java.util.Map<String, String>} (a null value is SQL NULL, a missing key is
      * "not in this image"), {@code columns} as a list of {name, type_name, jdbc_type, number} arrays that the
      * rows of one declaration share, {@code sequence} as a {@code java.math.BigDecimal[]}. Null: not a message
-     * this fast path takes.
+     * this decode takes.
      */
     List<Object[]> rows(byte[] buf, int off, int len);
 }

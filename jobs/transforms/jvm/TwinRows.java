@@ -31,8 +31,8 @@ import java.util.Map;
 
 /**
  * The rows the decode adapters ({@link LineBlockDecode}, {@link AvroBlockDecode}) hand to Python: one Arrow IPC
- * stream per block, with the columns pos_offset (the line or record number), value (the bytes of a message the twin
- * declined, else null), then {@link PlainDecoder#FIELDS} with the types of the event record
+ * stream per block, with the columns pos_offset (the line or record number), value (the bytes of a message the JVM
+ * decode declined, else null), then {@link PlainDecoder#FIELDS} with the types of the event record
  * ({@code cdc_codecs.event_schema}). A row with neither value nor op marks where the Python reader takes over.
  */
 final class TwinRows implements AutoCloseable {
@@ -130,8 +130,8 @@ final class TwinRows implements AutoCloseable {
         count++;
     }
 
-    /** The twin class {@code name}, or the declared decode of a declaration's JSON text ({@code jvm_twin}), made
-     *  once per adapter (an adapter lives as long as its task). */
+    /** The declared decode of a declaration's JSON text ({@code jvm_twin}: JSON lines), or the container twin class
+     *  {@code name} (Avro), made once per adapter (an adapter lives as long as its task). */
     static <T> T twin(Map<String, T> made, String name, Class<T> kind) throws Exception {
         T twin = made.get(name);
         if (twin == null) {
