@@ -138,21 +138,29 @@ def stages(ctx: Ctx, repeat: int) -> dict:
     return out
 
 
+def _seconds(result: dict, parts) -> tuple[dict, dict]:
+    """(CPU seconds, wall seconds) per part of one format's result."""
+    return ({p: result[p]["cpu_seconds"] for p in parts}, {p: result[p]["seconds"] for p in parts})
+
+
+def _ratio(cpu: dict, wall: dict, ours: str) -> str:
+    return f"{round(cpu['peer'] / max(0.1, cpu[ours]), 2)} ({round(wall['peer'] / wall[ours], 2)})"
+
+
 def table(results: list[dict]) -> str:
     """CPU seconds per part (wall in brackets), what each adds to the one before, and the replay's ratio."""
     head = ("| format | messages | read | + decode | + stored | + outputs = replay | peer | ratio peer/ours cpu (wall)"
             " | load 1m |")
     lines = [head, "|" + "---|" * 9]
     for r in results:
-        cpu = {p: r[p]["cpu_seconds"] for p in PARTS}
-        wall = {p: r[p]["seconds"] for p in PARTS}
+        cpu, wall = _seconds(r, PARTS)
         steps = [f"{cpu['read']} ({wall['read']})"]
         for before, part in (("read", "decode"), ("decode", "stored"), ("stored", "replay")):
             steps.append(f"+{round(cpu[part] - cpu[before], 1)}")
         steps[-1] += f" = {cpu['replay']} ({wall['replay']})"
-        ratio = f"{round(cpu['peer'] / max(0.1, cpu['replay']), 2)} ({round(wall['peer'] / wall['replay'], 2)})"
         lines.append(f"| {r['format']} | {r['messages']:,} | " + " | ".join(steps) +
-                     f" | {cpu['peer']} ({wall['peer']}) | {ratio} | {r['replay']['load_average_1m']} |")
+                     f" | {cpu['peer']} ({wall['peer']}) | {_ratio(cpu, wall, 'replay')} | "
+                     f"{r['replay']['load_average_1m']} |")
     return "\n".join(lines)
 
 
@@ -163,13 +171,11 @@ def reencode_table(results: list[dict]) -> str:
             "peer/ours cpu (wall) | floor without decode | load 1m |")
     lines = [head, "|" + "---|" * 9]
     for r in results:
-        cpu = {p: r[p]["cpu_seconds"] for p in REENCODE_PARTS}
-        wall = {p: r[p]["seconds"] for p in REENCODE_PARTS}
+        cpu, wall = _seconds(r, REENCODE_PARTS)
         decode = cpu["decode"] - cpu["read"]
-        ratio = f"{round(cpu['peer'] / max(0.1, cpu['reencode']), 2)} ({round(wall['peer'] / wall['reencode'], 2)})"
         lines.append(f"| {r['format']} -> {r['to_format']} | {r['messages']:,} | {cpu['replay']} | {cpu['encode']} "
                      f"(+{round(cpu['encode'] - cpu['stored'], 1)}) | {cpu['reencode']} "
-                     f"(+{round(cpu['reencode'] - cpu['replay'], 1)}) | {cpu['peer']} | {ratio} | "
+                     f"(+{round(cpu['reencode'] - cpu['replay'], 1)}) | {cpu['peer']} | {_ratio(cpu, wall, 'reencode')} | "
                      f"{round(cpu['peer'] / max(0.1, cpu['reencode'] - decode), 2)} | {r['reencode']['load_average_1m']} |")
     return "\n".join(lines)
 
