@@ -173,10 +173,11 @@ def reencode_table(results: list[dict]) -> str:
     for r in results:
         cpu, wall = _seconds(r, REENCODE_PARTS)
         decode = cpu["decode"] - cpu["read"]
+        floor = round(cpu["peer"] / max(0.1, cpu["reencode"] - decode), 2)
         lines.append(f"| {r['format']} -> {r['to_format']} | {r['messages']:,} | {cpu['replay']} | {cpu['encode']} "
                      f"(+{round(cpu['encode'] - cpu['stored'], 1)}) | {cpu['reencode']} "
-                     f"(+{round(cpu['reencode'] - cpu['replay'], 1)}) | {cpu['peer']} | {_ratio(cpu, wall, 'reencode')} | "
-                     f"{round(cpu['peer'] / max(0.1, cpu['reencode'] - decode), 2)} | {r['reencode']['load_average_1m']} |")
+                     f"(+{round(cpu['reencode'] - cpu['replay'], 1)}) | {cpu['peer']} | "
+                     f"{_ratio(cpu, wall, 'reencode')} | {floor} | {r['reencode']['load_average_1m']} |")
     return "\n".join(lines)
 
 

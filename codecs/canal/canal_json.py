@@ -191,7 +191,8 @@ class CanalJsonCodec(Codec):
     # Alibaba's messages (those with the batch ``id``) convert byte, BIT, geometry and TIMESTAMP text as
     # ``_bytes_in`` and ``_stamps_in`` do, families by ``family(type name, code)``.
     jvm_declaration = DeclaredRows(
-        op=("type", {kind: op.value for kind, op in DML_TYPES.items()}), images=(("rows", "data"), ("row_changes", "old")),
+        op=("type", {kind: op.value for kind, op in DML_TYPES.items()}),
+        images=(("rows", "data"), ("row_changes", "old")),
         reads={"database": ("database", "text"), "table": ("table", "text"), "primary_key": ("pkNames", "list"),
                "millis": ("es", "integer"), "sequence": ("es", "integer"), "type_names": ("mysqlType", "object"),
                "type_codes": ("sqlType", "object")},

@@ -1,16 +1,15 @@
-"""The decode step where the messages are in the JVM: line files of a format whose codec declares its keys' roles
-for the declared decode (``Codec.jvm_declaration``, ``shared/jvm/DeclaredJson.java``, built by ``cdc_jobs.jvm``),
-and Avro container files of a layout whose container fast path has a twin
-(``ContainerDecoder.jvm_rows``).
+"""The decode step where the messages are in the JVM: line files of a format whose codec declares its keys' roles for
+the declared decode (``Codec.jvm_declaration``, ``shared/jvm/DeclaredJson.java``, built by ``cdc_jobs.jvm``), and
+Avro container files of a layout whose container fast path has a twin (``ContainerDecoder.jvm_rows``).
 
 The file reader's tasks hand Spark blocks of whole lines (``cdc_jobs.io.files.read_blocks``: no Python work per
 line). ``LineBlockDecode`` (``jobs/transforms/jvm/``) splits and numbers the lines as the Python reader does and
-runs the declared decode on each: a row per event for a message it takes, the line's bytes for one it declines, as one Arrow
-IPC stream per block (Spark's own row conversions of the nested event fields cost more than the decode). The
-Python tasks after it (``_finish``) read the streams without copying, decode the declined lines with the codec
-(``decode.decode_columns``: the reference, with its dead letters), complete the twin's rows with Arrow kernels
-(no Python object per row), and hand Spark the DECODED rows the Python reader would. The rows are the ones the
-Python path gives (``tests/jobs/test_jvm_decode.py``); only where the time goes changes (``bench/RESULTS.md``).
+runs the declared decode on each: a row per event for a message it takes, the line's bytes for one it declines, as
+one Arrow IPC stream per block (Spark's own row conversions of the nested event fields cost more than the decode).
+The Python tasks after it (``_finish``) read the streams without copying, decode the declined lines with the codec
+(``decode.decode_columns``: the reference, with its dead letters), complete the twin's rows with Arrow kernels (no
+Python object per row), and hand Spark the DECODED rows the Python reader would. The rows are the ones the Python
+path gives (``tests/jobs/test_jvm_decode.py``); only where the time goes changes (``bench/RESULTS.md``).
 
 Container files go the same way with ``AvroBlockDecode`` (``cdc_jobs.io.files.read_avro_blocks`` frames their
 blocks; ``avro_decoded`` finishes): the declined records reach the codec as the datum ``read_avro`` would have

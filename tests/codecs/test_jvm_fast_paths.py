@@ -1,8 +1,8 @@
 """The declared decode of a codec's declaration (``Codec.jvm_declaration``, ``shared/jvm/DeclaredJson.java``) gives
 exactly the rows of its ``decode`` for every message it takes, and a container twin (``ContainerDecoder.jvm_rows``)
-exactly the rows of its Python fast path; they decline the rest (the replay then decodes them in Python): on the messages the Python side's own tests use (fixtures, the scenario,
-their mutations and Alibaba variants) and on the fuzz corpus. It runs as the replay runs it: ``LineBlockDecode``
-in Spark, one message a block."""
+exactly the rows of its Python fast path; they decline the rest (the replay then decodes them in Python): on the
+messages the Python side's own tests use (fixtures, the scenario, their mutations and Alibaba variants) and on the
+fuzz corpus. It runs as the replay runs it: ``LineBlockDecode`` in Spark, one message a block."""
 
 from __future__ import annotations
 
@@ -28,9 +28,9 @@ from test_canal_oms_fast_paths import alibaba_variants, messages, mutations
 
 pytestmark = pytest.mark.spark
 
-# ``TypeFamilies.family`` in Java decides which of Alibaba Canal's texts the declared decode converts (TIMESTAMP, binary, bit,
-# geometry): declarations of every kind of type name and JDBC number, each with values that those conversions
-# would change, so that a family told apart wrongly changes a row.
+# ``TypeFamilies.family`` in Java decides which of Alibaba Canal's texts the declared decode converts (TIMESTAMP,
+# binary, bit, geometry): declarations of every kind of type name and JDBC number, each with values that those
+# conversions would change, so that a family told apart wrongly changes a row.
 TYPE_NAMES = [None, "", "int", "INT(11) UNSIGNED", "bigint(20) unsigned", "uint8", "year", "decimal(12,2)", "number",
               "float", "binary_float", "bit", "BIT(12)", "bit( 3 )", "boolean", "tinyblob", "blob", "varbinary(8)",
               "binary(4)", "long raw", "bytea", "date", "time", "time(3)", "datetime", "DATETIME(6)", "timestamp",

@@ -160,7 +160,9 @@ public final class DeclaredJson implements PlainDecoder {
         columnsExact = d.get("columns_exact") == Boolean.TRUE;
         for (Map.Entry<String, String> e : writes.entrySet()) {  // "key.sub" paths: by key (nested objects)
             String[] parts = e.getKey().split("\\.");
-            if (parts.length == 2) writesUnder.computeIfAbsent(parts[0], k -> new LinkedHashMap<>()).put(parts[1], e.getValue());
+            if (parts.length == 2) {
+                writesUnder.computeIfAbsent(parts[0], k -> new LinkedHashMap<>()).put(parts[1], e.getValue());
+            }
         }
         for (String path : writes.keySet()) {
             String prefix = "";
@@ -442,7 +444,8 @@ public final class DeclaredJson implements PlainDecoder {
         }
         boolean converting = conversionsWhen == null || msg.containsKey(conversionsWhen);
         Plan plan = plan(row.columns);
-        if (plan.declines || plan.familyDeclines && (!declineFamilies.isEmpty() || converting && !conversions.isEmpty())) {
+        boolean familiesAsked = !declineFamilies.isEmpty() || converting && !conversions.isEmpty();
+        if (plan.declines || plan.familyDeclines && familiesAsked) {
             throw JsonChecks.DECLINE;  // a type the codec derives, values it converts, a type name it must read
         }
         // per row: the geometry SRIDs other than 0 of its row, then of its changed columns (those win)
@@ -530,7 +533,9 @@ public final class DeclaredJson implements PlainDecoder {
     private void convertCell(String how, Map<String, String> cells, String name, Object[] column,
                              Map<String, Long> srids) {
         String text = cells == null ? null : cells.get(name);
-        if (text != null && (convertNumbers || column[3] != Boolean.TRUE)) cells.put(name, convert(how, text, name, srids));
+        if (text != null && (convertNumbers || column[3] != Boolean.TRUE)) {
+            cells.put(name, convert(how, text, name, srids));
+        }
     }
 
     /** A row's vendor data, as the codec orders it: the op as written, the geometry SRIDs, the changed columns'

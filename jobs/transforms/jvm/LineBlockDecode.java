@@ -10,14 +10,14 @@ import java.util.Map;
 
 /**
  * A block of whole lines of an archive file -> the rows of its lines as one Arrow IPC stream: a row per event the
- * codec's declared decode ({@code DeclaredJson}) took, and a row per line it declined (the line's bytes, for the Python codec). The rows go
- * to Python as Arrow columns built here, not as Spark rows: Spark's row conversions of the nested event fields
- * cost more than the decode itself. Lines as the Python reader numbers them ({@code cdc_jobs.io.files.read_lines}):
- * split at "\n", trailing "\r" and "\n" dropped, blank lines skipped but counted. Format-neutral: the caller
- * ({@code cdc_jobs.transforms.jvm_decode}) names the decoder.
+ * codec's declared decode ({@code DeclaredJson}) took, and a row per line it declined (the line's bytes, for the Python
+ * codec). The rows go to Python as Arrow columns built here, not as Spark rows: Spark's row conversions of the nested
+ * event fields cost more than the decode itself. Lines as the Python reader numbers them ({@code
+ * cdc_jobs.io.files.read_lines}): split at "\n", trailing "\r" and "\n" dropped, blank lines skipped but counted.
+ * Format-neutral: the caller ({@code cdc_jobs.transforms.jvm_decode}) names the decoder.
  *
- * <p>Arguments: the codec's declaration ({@code jvm_twin}), the number of the block's first line, the block. The stream's
- * columns: {@link TwinRows}, pos_offset being the line number.
+ * <p>Arguments: the codec's declaration ({@code jvm_twin}), the number of the block's first line, the block. The
+ * stream's columns: {@link TwinRows}, pos_offset being the line number.
  */
 public final class LineBlockDecode implements UDF3<String, Long, byte[], byte[]> {
     private final Map<String, PlainDecoder> decoders = new HashMap<>();
