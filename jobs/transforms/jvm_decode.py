@@ -47,7 +47,8 @@ LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
 # smaller than this decode in Python unless ``CDC_REPLAY_JVM_DECODE=on``. Measured on the one pipeline with
 # canal-json's former JVM twin, replays in one session, JVM vs Python, best of 2 CPU-s (bench/RESULTS.md): 100 MB
 # 21.8 vs 20.3 (no gain: registering the jar and the hand-over cost what the decode saves), 250 MB 36.0 vs 44.0
-# (-18%), 501 MB 71.3 vs 90.0 (-21%). The saving grows about linearly, from zero near 100-130 MB.
+# (-18%), 501 MB 71.3 vs 90.0 (-21%). The saving grows about linearly, from zero near 100-130 MB. With the declared
+# decode: warm sessions -9% at 100 MB, -21% at 250 MB; fresh processes no faster at 8-51 MB.
 MIN_BYTES = 192 * 1024 * 1024
 # Formats decoded in Python by the whole recipe (exact parse, events, the derived message and its comparison) gain
 # sooner, that decode being 2-3x a Python fast path. Measured
