@@ -98,16 +98,14 @@ def _encoded(ctx: Ctx, stored, rows: int):
     from pyspark.sql import functions as F
 
     from cdc_codecs import get_codec
-    from cdc_jobs.commands.replay import carried_ops, encodes_in_source_order
+    from cdc_jobs.commands.replay import carried_ops, encoded_rows
     from cdc_jobs.schemas import EVENT_FIELDS, MARKER_KINDS
-    from cdc_jobs.transforms.encode import encode, in_source_order, task_count
 
     target = get_codec(ctx.to_format)
     kept = stored.where(F.col("dl_reason").isNull() & ~F.col("op").isin(*MARKER_KINDS)).select(*EVENT_FIELDS)
     to_encode = kept.where(F.col("op").isin(carried_ops(target)))
-    if encodes_in_source_order(target, ctx.fmt, False):
-        return in_source_order(to_encode, target.name)
-    return encode(to_encode, target.name, task_count(rows, int(ctx.spark.conf.get("spark.sql.shuffle.partitions"))))
+    shuffle = int(ctx.spark.conf.get("spark.sql.shuffle.partitions"))
+    return encoded_rows(to_encode, target, ctx.fmt, False, rows, shuffle)
 
 
 def refuse_dead_letters(fmt: str, decoded) -> int:

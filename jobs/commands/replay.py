@@ -86,6 +86,15 @@ def encodes_in_source_order(target, fmt: str, sink: bool) -> bool:
     return target.capabilities.order_scope == "key" and not may_fragment(fmt) and not sink
 
 
+def encoded_rows(to_encode: DataFrame, target, fmt: str, sink: bool, events: int, shuffle_partitions: int
+                 ) -> DataFrame:
+    """ENCODED rows of the events to encode: in source order where that order is the one needed
+    (``encodes_in_source_order``), else shuffled into tasks sized by the ``events`` count."""
+    if encodes_in_source_order(target, fmt, sink):
+        return in_source_order(to_encode, target.name)
+    return encode(to_encode, target.name, task_count(events, shuffle_partitions))
+
+
 def carried_ops(target) -> list[str]:
     """The ops the target writes; events of other ops are reported as ``not_carried``, not encoded."""
     return [op.value for op in Op if target.capabilities.carries(op)]
@@ -178,13 +187,10 @@ def run(args: argparse.Namespace) -> int:
             if target is not None:
                 carried = carried_ops(target)
                 to_encode = kept.where(F.col("op").isin(carried))
-                if encodes_in_source_order(target, codec.name, bool(args.sink)):
-                    encoded = in_source_order(to_encode, target.name).persist(CACHE)
-                else:
-                    events = sum(n for ops in [*summary["events"].values(), summary["control"]]
-                                 for op, n in ops.items() if op in carried)
-                    partitions = task_count(events, int(spark.conf.get("spark.sql.shuffle.partitions")))
-                    encoded = encode(to_encode, target.name, partitions).persist(CACHE)
+                events = sum(n for ops in [*summary["events"].values(), summary["control"]]
+                             for op, n in ops.items() if op in carried)
+                encoded = encoded_rows(to_encode, target, codec.name, bool(args.sink), events,
+                                       int(spark.conf.get("spark.sql.shuffle.partitions"))).persist(CACHE)
                 file_lines(encoded).write.text(str(stage / "encoded"))
                 _name_encoded_files(stage / "encoded", target.capabilities.binary)
                 if isinstance(stage, Path) and (stage / ENCODED_SCHEMAS).is_dir():  # beside the messages, as
