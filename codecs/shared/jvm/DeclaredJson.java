@@ -448,22 +448,21 @@ public final class DeclaredJson implements PlainDecoder {
         if (plan.declines || plan.familyDeclines && familiesAsked) {
             throw JsonChecks.DECLINE;  // a type the codec derives, values it converts, a type name it must read
         }
-        // per row: the geometry SRIDs other than 0 of its row, then of its changed columns (those win)
-        List<LinkedHashMap<String, Long>> srids = new ArrayList<>(n), changedSrids = new ArrayList<>(n);
-        for (int i = 0; i < n; i++) {
-            srids.add(new LinkedHashMap<>());
-            changedSrids.add(new LinkedHashMap<>());
-        }
-        for (int k = 0; converting && k < plan.converted.size(); k++) {
-            Object[] c = plan.converted.get(k);
-            String name = (String) c[0], how = plan.how.get(k);
-            for (int i = 0; i < n; i++) {
-                convertCell(how, beforeImages.get(i), name, c, srids.get(i));
-                convertCell(how, afterImages.get(i), name, c, srids.get(i));
-                if (i < changed.size()) convertCell(how, changed.get(i), name, c, changedSrids.get(i));
+        // per row: the geometry SRIDs other than 0 of its row, then of its changed columns (those win); the cells of
+        // the converted columns made canonical
+        List<Map<String, Long>> srids = new ArrayList<>(java.util.Collections.nCopies(n, Map.of()));
+        for (int i = 0; converting && !plan.converted.isEmpty() && i < n; i++) {
+            LinkedHashMap<String, Long> own = new LinkedHashMap<>(), ofChanged = new LinkedHashMap<>();
+            for (int k = 0; k < plan.converted.size(); k++) {
+                Object[] c = plan.converted.get(k);
+                String name = (String) c[0], how = plan.how.get(k);
+                convertCell(how, beforeImages.get(i), name, c, own);
+                convertCell(how, afterImages.get(i), name, c, own);
+                if (i < changed.size()) convertCell(how, changed.get(i), name, c, ofChanged);
             }
+            own.putAll(ofChanged);
+            srids.set(i, own);
         }
-        for (int i = 0; i < n; i++) srids.get(i).putAll(changedSrids.get(i));
         if (!changed.isEmpty()) {  // the before: the row with its changed columns' old values
             for (int i = 0; i < n; i++) {
                 LinkedHashMap<String, String> before = new LinkedHashMap<>(afterImages.get(i));
