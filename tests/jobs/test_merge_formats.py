@@ -6,6 +6,7 @@ replayed day by day and merged with --base; the state equals the simulated sourc
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 import random
@@ -90,23 +91,63 @@ def test_a_full_sync_row_re_sent_on_a_later_day_is_archived_as_the_record_it_was
     assert {k: lines[-1][k] for k in resent} == {k: lines[0][k] for k in resent}, f"seed {seed}"
 
 
-@pytest.mark.parametrize("fmt,fixed_seed", [(f, None) for f in ("oms-default", "dts-avro", "maxwell-json",
-                                                                "ogg-json")] + FIXED_SEEDS)
-def test_workload_in_vendor_format_merges_day_by_day_to_the_source_state(spark, fmt, fixed_seed, tmp_path):
-    seed = fixed_seed or int(os.environ.get("CDC_REPLAY_TEST_SEED") or random.SystemRandom().randrange(2**32))
-    w = generate(seed, n_changes=250, ddl=carried_ddl(fmt))
+VARIANTS = [(f, None) for f in ("oms-default", "dts-avro", "maxwell-json", "ogg-json")] + FIXED_SEEDS
+
+
+def database_of(fmt: str, fixed_seed: int | None) -> str:
+    return f"shop_{fmt.replace('-', '_')}" + (f"_{fixed_seed}" if fixed_seed else "")
+
+
+@pytest.fixture(scope="module")
+def day_by_day(spark, tmp_path_factory):
+    """Every variant's workload in a database of its own, archived and replayed per day in its format, and the
+    day's replays of all variants merged together with --base (3 merges for all variants, as a user merges several
+    pipelines' replays, instead of 3 per variant: a merge's fixed cost was most of this test's time). Each variant's
+    topics are its own (``archive_day`` keeps the workload's Kafka positions, which must stay unique)."""
+    seed = int(os.environ.get("CDC_REPLAY_TEST_SEED") or random.SystemRandom().randrange(2**32))
+    root = tmp_path_factory.mktemp("day-by-day")
+    variants = {}
+    for fmt, fixed_seed in VARIANTS:
+        s = fixed_seed or seed
+        variants[(fmt, fixed_seed)] = {"seed": s, "workload": generate(s, n_changes=250, ddl=carried_ddl(fmt)),
+                                       "database": database_of(fmt, fixed_seed), "failed": None}
     base = None
-    for d, events in enumerate(w.days):
-        archive_day(events, fmt, tmp_path / f"archive{d}")
-        replay, state = tmp_path / f"replay{d}", tmp_path / f"state{d}"
-        assert cli.main(["replay", "--source", str(tmp_path / f"archive{d}"), "--format", fmt,
-                         "--out", str(replay)]) == 0
-        args = ["merge", "--replay", str(replay), "--out", str(state)] + (["--base", str(base)] if base else [])
-        assert cli.main(args) == 0
+    for d in range(len(next(iter(variants.values()))["workload"].days)):
+        replays = []
+        for (fmt, _), v in variants.items():
+            if v["failed"]:
+                continue
+            db = v["database"]
+            archive, replay = root / f"archive{d}" / db, root / f"replay{d}" / db
+            archive_day([e.with_(database=db, position=dataclasses.replace(e.position,
+                                                                          source=f"{e.position.source}.{db}"))
+                         for e in v["workload"].days[d]], fmt, archive)
+            rc = cli.main(["replay", "--source", str(archive), "--format", fmt, "--out", str(replay)])
+            if rc:
+                v["failed"] = f"day {d}: replay exited {rc}"
+            else:
+                replays += ["--replay", str(replay)]
+        state = root / f"state{d}"
+        merged = cli.main(["merge", *replays, "--out", str(state)] + (["--base", str(base)] if base else []))
+        if merged:
+            return {"variants": variants, "state": None, "failed": f"day {d}: merge exited {merged}"}
         base = state
-    merged = json.loads((base / "_state.json").read_text())
+    return {"variants": variants, "state": base, "failed": None}
+
+
+# One worker runs them all: the fixture's replays and merges happen once.
+@pytest.mark.xdist_group("merge-formats")
+@pytest.mark.parametrize("fmt,fixed_seed", VARIANTS)
+def test_workload_in_vendor_format_merges_day_by_day_to_the_source_state(spark, fmt, fixed_seed, day_by_day):
+    v = day_by_day["variants"][(fmt, fixed_seed)]
+    seed, w, db = v["seed"], v["workload"], v["database"]
     msg = f"{fmt} seed {seed} (tests/jobs/workload.generate({seed}, n_changes=250, ddl={carried_ddl(fmt)}))"
-    assert set(merged["tables"]) == set(w.expected), msg
+    assert not v["failed"] and not day_by_day["failed"], f"{v['failed'] or day_by_day['failed']}: {msg}"
+    base = day_by_day["state"]
+    merged = json.loads((base / "_state.json").read_text())
+    ours = {t: table for t, table in merged["tables"].items() if t.startswith(db + ".")}
+    assert set(ours) == {t.replace("shop.", f"{db}.", 1) for t in w.expected}, msg
     for table, rows in w.expected.items():
-        assert table_rows(spark, base, table, w.columns[table]) == expected_rows(merged, table, rows), \
+        name = table.replace("shop.", f"{db}.", 1)
+        assert table_rows(spark, base, name, w.columns[table]) == expected_rows(merged, name, rows), \
             f"{table}: {msg}"
