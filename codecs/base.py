@@ -247,8 +247,8 @@ class Codec:
     # The roles of the message's keys for the one declared JVM decode of JSON row messages
     # (``shared.declared_rows.DeclaredRows``), which the decode step runs where line messages are in the JVM: it
     # decodes the messages it takes to the rows ``decode`` gives and declines the rest. None: decoded in Python.
-    # Read only from the codec's own class (``jvm_twin``), so a subclass that changes the decode never runs its
-    # parent's declaration.
+    # Read only from the codec's own class (``jvm_declaration_text``), so a subclass that changes the decode never
+    # runs its parent's declaration.
     jvm_declaration: Optional["DeclaredRows"] = None
     # Whether ``container_decoder`` names JVM twins (``ContainerDecoder.jvm_rows``) for the layouts it reads: then the
     # decode step may read this codec's Avro container archives as blocks for the JVM. Read from the codec's own
@@ -329,7 +329,7 @@ def group_by_message(events: Iterable[Event]) -> list[list[Event]]:
     return groups
 
 
-def jvm_twin(codec: Codec) -> Optional[str]:
+def jvm_declaration_text(codec: Codec) -> Optional[str]:
     """What decodes the codec's line messages in the JVM, from its own class: the declaration's text
     (``Codec.jvm_declaration``), or None."""
     if type(codec).__dict__.get("jvm_declaration") is not None:  # the instance's: it may narrow its class's

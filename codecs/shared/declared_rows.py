@@ -132,8 +132,8 @@ class DeclaredRows:
         assert all(r in RENDERINGS or r.startswith("=") for r in self.writes.values()), self.writes
 
     def text(self, needs: Mapping[str, tuple[Need, ...]] = MappingProxyType({})) -> str:
-        """The declaration as the JVM reads it (a JSON object; ``jvm_twin`` hands it to the decode step), with the
-        codec's required fields (``Required.needs``) of each message kind its op values name: a message that
+        """The declaration as the JVM reads it (a JSON object; ``jvm_declaration_text`` hands it to the decode step),
+        with the codec's required fields (``Required.needs``) of each message kind its op values name: a message that
         misses one is the codec's to name."""
         needed = {kind: [[n.path, list(n.types), n.nonempty] for n in needs[kind]] for kind in self.op[1]
                   if kind in needs}

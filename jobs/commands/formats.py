@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from cdc_codecs.base import jvm_container_twins, jvm_twin
+from cdc_codecs.base import jvm_container_twins, jvm_declaration_text
 from cdc_codecs.registry import FORMATS, get_codec
 
 
@@ -23,7 +23,7 @@ def capability_rows() -> list[dict]:
 def _jvm(codec) -> str:
     """Where a file replay decodes the format in Spark's JVM (``cdc_jobs.transforms.jvm_decode``; its plain
     messages, the rest in Python): by a declaration of its keys' roles, or by a twin of its container fast path."""
-    kinds = ["declared, line archives"] if jvm_twin(codec) else []
+    kinds = ["declared, line archives"] if jvm_declaration_text(codec) else []
     kinds += ["twin, Avro container archives"] if jvm_container_twins(codec) else []
     return "; ".join(kinds) or "no"
 

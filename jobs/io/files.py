@@ -10,7 +10,7 @@ Three layouts, told apart by file name:
   position recorded in the dump, so archives of binary topics keep it.
 - anything else: JSON lines, one message per line (``.gz`` decompressed); position = file + line (1-based).
 
-A replay of line files whose format has a JVM twin of its decode fast path reads them as blocks of whole lines
+A replay of line files whose format declares its keys' roles for the JVM decode reads them as blocks of whole lines
 instead (``read_blocks``), which the JVM splits, numbers and decodes (``cdc_jobs.transforms.jvm_decode``); of
 Avro container files whose layout has one, as framed container blocks (``read_avro_blocks``), whose records the
 JVM reads and decodes.
@@ -525,8 +525,8 @@ class ArchiveFiles(DataSource):
 def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None = None,
                fmt: str | None = None) -> DataFrame:
     """RAW rows of the archive files, or with ``fmt`` the DECODED rows of that format (before fragments are
-    assembled: ``cdc_jobs.transforms.decode.assemble``); those of a format with a JVM twin decode in the JVM
-    where ``jvm_decode.runs`` says so (the same rows)."""
+    assembled: ``cdc_jobs.transforms.decode.assemble``); those of a format with a JVM decode (declared, or an Avro
+    container twin) decode in the JVM where ``jvm_decode.runs`` says so (the same rows)."""
     files = list_archive_files(sources)
     spark.dataSource.register(ArchiveFiles)
     options = {"files": orjson.dumps(files).decode(), **codec_env.option()}

@@ -31,7 +31,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from cdc_codecs import get_codec
-from cdc_codecs.base import Codec, jvm_container_twins, jvm_twin
+from cdc_codecs.base import Codec, jvm_container_twins, jvm_declaration_text
 from cdc_codecs.event_schema import DECODED_ARROW
 from cdc_codecs.shared.plain_rows import DECODED_ROW, RECORD_AT, TWIN_FIELDS, data_row
 
@@ -70,7 +70,7 @@ def runs(spark: SparkSession, fmt: str, files: list[str], layout: str = "lines")
 
     mode = jvm.mode()
     codec = get_codec(fmt)
-    if mode == "off" or not (jvm_container_twins(codec) if layout == "avro" else jvm_twin(codec)):
+    if mode == "off" or not (jvm_container_twins(codec) if layout == "avro" else jvm_declaration_text(codec)):
         return False
     least = MIN_AVRO_BYTES if layout == "avro" else MIN_BYTES if _fast_in_python(codec) else MIN_DECLARED_BYTES
     if mode == "auto" and not _at_least(files, least):
@@ -100,8 +100,8 @@ def decode_blocks(blocks: DataFrame, fmt: str) -> DataFrame:
     """BLOCK rows -> DECODED rows."""
     from cdc_jobs.jvm import LINE_BLOCK_DECODE
 
-    twin = jvm_twin(get_codec(fmt))
-    lines = F.call_function(LINE_BLOCK_DECODE, F.lit(twin), F.col("first_line"), F.col("value"))
+    declaration = jvm_declaration_text(get_codec(fmt))
+    lines = F.call_function(LINE_BLOCK_DECODE, F.lit(declaration), F.col("first_line"), F.col("value"))
     return blocks.select("pos_source", lines.alias("lines")) \
         .mapInArrow(codec_env.carried(_finish(fmt)), DECODED_SPARK)
 

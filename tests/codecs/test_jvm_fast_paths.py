@@ -19,7 +19,7 @@ from pyspark.sql import functions as F
 from cdc_codecs import DecodeError, Position, available_formats, get_codec
 from cdc_codecs.contract import check_events
 from cdc_codecs.records import to_record
-from cdc_codecs.base import jvm_container_twins, jvm_declared, jvm_twin
+from cdc_codecs.base import jvm_container_twins, jvm_declaration_text, jvm_declared
 from cdc_codecs.shared.avro import NAMED_TYPES, avro_dumps, avro_loads
 from cdc_codecs.shared.plain_rows import DECODED_ROW, TWIN_FIELDS
 from cdc_jobs.transforms.jvm_decode import LINE_FIELDS
@@ -236,7 +236,8 @@ def jvm_rows(spark, fmt: str, raws: list[bytes]) -> list:
 
     assert jvm.available(spark), "the JVM side did not build (javac missing?)"
     blocks = spark.createDataFrame([(i + 1, r) for i, r in enumerate(raws)], "first_line long, value binary")
-    streams = blocks.select("first_line", F.call_function(jvm.LINE_BLOCK_DECODE, F.lit(jvm_twin(get_codec(fmt))),
+    declaration = jvm_declaration_text(get_codec(fmt))
+    streams = blocks.select("first_line", F.call_function(jvm.LINE_BLOCK_DECODE, F.lit(declaration),
                                                           "first_line", "value").alias("lines")).collect()
     out: list = [None] * len(raws)
     for r in streams:
@@ -264,8 +265,9 @@ def compared(jvm: list, python: list, raws: list[bytes]) -> tuple[int, int]:
 def test_a_drs_json_c_codec_of_another_zone_leaves_timestamps_to_python():
     from cdc_codecs.drs.drs_json_c import DrsJsonCCodec
 
-    assert json.loads(jvm_twin(get_codec("drs-json-c")))["value_conversions"]["timestamp"] == "local_seconds+08:00"
-    other = json.loads(jvm_twin(DrsJsonCCodec("UTC")))
+    declared = json.loads(jvm_declaration_text(get_codec("drs-json-c")))
+    assert declared["value_conversions"]["timestamp"] == "local_seconds+08:00"
+    other = json.loads(jvm_declaration_text(DrsJsonCCodec("UTC")))
     assert "timestamp" not in other["value_conversions"] and other["decline_families"] == ["timestamp"]
 
 

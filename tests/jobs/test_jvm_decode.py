@@ -15,7 +15,7 @@ import pytest
 from pyspark.sql import functions as F
 
 from cdc_codecs import get_codec
-from cdc_codecs.base import jvm_twin
+from cdc_codecs.base import jvm_declaration_text
 from cdc_jobs import cli
 from cdc_jobs.commands.sample import simulate, write_archive
 from cdc_jobs.io import files
@@ -35,7 +35,8 @@ def declined_lines(spark, blocks: list[tuple[int, bytes]]) -> list[tuple[int, by
 
     assert jvm.available(spark)
     df = spark.createDataFrame(blocks, "first_line long, value binary")
-    streams = df.select(F.call_function(jvm.LINE_BLOCK_DECODE, F.lit(jvm_twin(get_codec("canal-json"))),
+    declaration = jvm_declaration_text(get_codec("canal-json"))
+    streams = df.select(F.call_function(jvm.LINE_BLOCK_DECODE, F.lit(declaration),
                                         "first_line", "value")).collect()
     return sorted((x["pos_offset"], x["value"]) for r in streams for x in pa.ipc.open_stream(r[0]).read_all().to_pylist())
 
