@@ -16,8 +16,8 @@ import java.util.Map;
  * cdc_jobs.io.files.read_lines}): split at "\n", trailing "\r" and "\n" dropped, blank lines skipped but counted.
  * Format-neutral: the caller ({@code cdc_jobs.transforms.jvm_decode}) names the decoder.
  *
- * <p>Arguments: the codec's declaration ({@code jvm_twin}), the number of the block's first line, the block. The
- * stream's columns: {@link TwinRows}, pos_offset being the line number.
+ * <p>Arguments: the codec's declaration ({@code jvm_declaration_text}), the number of the block's first line, the
+ * block. The stream's columns: {@link TwinRows}, pos_offset being the line number.
  */
 public final class LineBlockDecode implements UDF3<String, Long, byte[], byte[]> {
     private final Map<String, PlainDecoder> decoders = new HashMap<>();

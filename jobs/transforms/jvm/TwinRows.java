@@ -130,8 +130,8 @@ final class TwinRows implements AutoCloseable {
         count++;
     }
 
-    /** The declared decode of a declaration's JSON text ({@code jvm_twin}: JSON lines), or the container twin class
-     *  {@code name} (Avro), made once per adapter (an adapter lives as long as its task). */
+    /** The declared decode of a declaration's JSON text ({@code jvm_declaration_text}: JSON lines), or the
+     *  container twin class {@code name} (Avro), made once per adapter (an adapter lives as long as its task). */
     static <T> T twin(Map<String, T> made, String name, Class<T> kind) throws Exception {
         T twin = made.get(name);
         if (twin == null) {
