@@ -118,7 +118,7 @@ def test_randomized_workload_merges_to_the_source_state(fmt, every_format):
     # verify's accounting of this format's replay: every record read is an event, a dead letter or control
     accounting = json.loads(accounting_path(every_format["report"]).read_text())
     [mine] = [r for r in accounting["replays"] if r["replay"] == str(replay)]
-    assert mine["ok"], (seed, mine["problems"])
+    assert mine["ok"], (seed, f"verify exited {every_format['verified']}", mine["problems"])
 
 
 def test_a_corrupted_line_is_a_dead_letter_and_the_rest_still_merges(tmp_path):
