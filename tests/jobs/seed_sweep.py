@@ -16,7 +16,6 @@ that keeps them.
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import os
 import sys
@@ -37,7 +36,7 @@ def _seeds(spec: str) -> list[int]:
 
 def merge_formats(fmt: str, seeds: list[int], root: Path) -> list[tuple[int, str]]:
     from cdc_jobs import cli
-    from test_merge_formats import archive_day, carried_ddl
+    from test_merge_formats import archive_day, carried_ddl, in_own_topics
     from workload import generate
 
     workloads = {s: generate(s, n_changes=250, ddl=carried_ddl(fmt)) for s in seeds}
@@ -47,10 +46,7 @@ def merge_formats(fmt: str, seeds: list[int], root: Path) -> list[tuple[int, str
         archive = root / f"archive{d}"
         archive.mkdir()
         for s, w in workloads.items():
-            # Each seed its own topics: archive_day keeps the workload's Kafka positions, which must stay unique.
-            events = [e.with_(database=f"shop_{s}", position=dataclasses.replace(
-                e.position, source=f"{e.position.source}.seed{s}")) for e in w.days[d]]
-            archive_day(events, fmt, archive / f"seed{s}")
+            archive_day(in_own_topics(w.days[d], f"shop_{s}"), fmt, archive / f"seed{s}")
         replay, state = root / f"replay{d}", root / f"state{d}"
         assert cli.main(["replay", "--source", str(archive), "--format", fmt, "--out", str(replay)]) == 0
         assert cli.main(["merge", "--replay", str(replay), "--out", str(state)]
@@ -209,15 +205,13 @@ def end_to_end(fmt: str, seeds: list[int], root: Path, shared: bool = True) -> l
     workload (keyless table, truncate, DDL, 32-bit edge values in keys) stays a database per seed: see
     ``merge_canonical``."""
     from cdc_jobs import cli
-    from test_end_to_end import archive, primary_key_args, state_rows
+    from test_end_to_end import archive, in_database, primary_key_args, state_rows
     from cdc_jobs.commands.sample import simulate
 
     assert not shared or (max(seeds) + 1) * SEED_KEY_SPAN <= 2**31 - 1, "offset keys must fit the int column"
     workloads = {s: simulate(s, "2024-03-05", rows=25, changes=150) for s in seeds}
     for s, w in workloads.items():
-        placed = _shared_tables(s, w) if shared else type(w)(
-            [e.with_(database=f"shop_{s}") for e in w.snapshot], [e.with_(database=f"shop_{s}") for e in w.changes],
-            {t.replace("shop.", f"shop_{s}.", 1): rows for t, rows in w.final.items()})
+        placed = _shared_tables(s, w) if shared else in_database(w, f"shop_{s}")
         workloads[s] = placed
         archive(placed, fmt, root / "archive" / f"seed{s}")
     replay, state, report = root / "replay", root / "state", root / "verification.json"

@@ -57,6 +57,14 @@ def archive_day(events, fmt, directory):
                                      "value": base64.b64encode(m.value).decode()}).encode() + b"\n")
 
 
+def in_own_topics(events, database: str) -> list:
+    """The events in ``database``, each on a topic of that database's own: ``archive_day`` keeps the workload's
+    Kafka positions, which must stay unique when several workloads are replayed and merged together."""
+    return [e.with_(database=database, position=dataclasses.replace(e.position,
+                                                                   source=f"{e.position.source}.{database}"))
+            for e in events]
+
+
 def carried_ddl(fmt):
     """The workload's schema changes the format carries (Maxwell has no truncate, GoldenGate's JSON no DDL)."""
     caps = get_codec(fmt).capabilities
@@ -102,8 +110,8 @@ def database_of(fmt: str, fixed_seed: int | None) -> str:
 def day_by_day(spark, tmp_path_factory):
     """Every variant's workload in a database of its own, archived and replayed per day in its format, and the
     day's replays of all variants merged together with --base (3 merges for all variants, as a user merges several
-    pipelines' replays, instead of 3 per variant: a merge's fixed cost was most of this test's time). Each variant's
-    topics are its own (``archive_day`` keeps the workload's Kafka positions, which must stay unique)."""
+    pipelines' replays, instead of 3 per variant: a merge's fixed cost was most of this test's time), each variant on
+    topics of its own (``in_own_topics``)."""
     seed = int(os.environ.get("CDC_REPLAY_TEST_SEED") or random.SystemRandom().randrange(2**32))
     root = tmp_path_factory.mktemp("day-by-day")
     variants = {}
@@ -119,9 +127,7 @@ def day_by_day(spark, tmp_path_factory):
                 continue
             db = v["database"]
             archive, replay = root / f"archive{d}" / db, root / f"replay{d}" / db
-            archive_day([e.with_(database=db, position=dataclasses.replace(e.position,
-                                                                          source=f"{e.position.source}.{db}"))
-                         for e in v["workload"].days[d]], fmt, archive)
+            archive_day(in_own_topics(v["workload"].days[d], db), fmt, archive)
             rc = cli.main(["replay", "--source", str(archive), "--format", fmt, "--out", str(replay)])
             if rc:
                 v["failed"] = f"day {d}: replay exited {rc}"
