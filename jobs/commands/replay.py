@@ -10,12 +10,13 @@ from pathlib import Path
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from cdc_codecs import Op, get_codec
 
-from cdc_jobs.transforms.accounting import checkpoint, summarise, summarise_encoded
+from cdc_jobs.transforms.accounting import checkpoint, counted, summarise_encoded
+from cdc_jobs.transforms.accounting import summary as accounting_summary
 from cdc_jobs.io import codec_env
 from cdc_jobs.io.atomic import resolve_output, staged_output
 from cdc_jobs.transforms.dead_letters import (NONE, OPTION, TOP, DeadLetterBudgetExceeded, breakdown, evaluate,
@@ -31,6 +32,13 @@ from cdc_jobs.transforms.window import parse_instant, parse_primary_keys, split_
 
 
 CACHE = StorageLevel.DISK_ONLY  # see run()
+
+
+def events_of(decoded: DataFrame, selected: Column, keys) -> DataFrame:
+    """The events of the DECODED rows that ``selected`` keeps (window, tables), as events/ holds them: marker
+    rows (fragments of multi-message events, Kafka tombstones) exist only for the accounting."""
+    is_event = F.col("dl_reason").isNull() & ~F.col("op").isin(*MARKER_KINDS)
+    return with_primary_keys(decoded.where(is_event & selected).select(*EVENT_FIELDS), keys)
 
 
 def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | None, until_ms: int | None,
@@ -169,24 +177,26 @@ def run(args: argparse.Namespace) -> int:
     try:
         with staged_output(args.out, "replay") as stage, codec_settings(args, stage):
             decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt)
-            # Read by several jobs (dead letters, counts, re-encode), so decoded once and kept, on disk only: a
-            # memory-first cache builds each task's block in the heap before it can spill, which with two large
-            # tasks and the events write's sort ran the default 1 GiB heap out of memory at 1M dts-avro records.
-            decoded = decoded.persist(CACHE)
-            # Marker rows (fragments of multi-message events, Kafka tombstones) exist only for the accounting.
-            is_event = F.col("dl_reason").isNull() & ~F.col("op").isin(*MARKER_KINDS)
-            kept = with_primary_keys(decoded.where(is_event & in_window & in_tables).select(*EVENT_FIELDS), keys)
-            kept.write.partitionBy("table_name").parquet(str(stage / "events"))
-            decoded.where(F.col("dl_reason").isNotNull()).select(*DEAD_LETTER_COLUMNS).write.parquet(
-                str(stage / "dead_letters"))
-            summary = summarise(decoded, in_window, in_tables, until_ms)
+            if target is not None:
+                # Read again by the encoder, so decoded once and kept, on disk only: a memory-first cache builds
+                # each task's block in the heap before it can spill, which with two large tasks and the events
+                # write's sort ran the default 1 GiB heap out of memory at 1M dts-avro records.
+                decoded = decoded.persist(CACHE)
+            # One pass writes the events and counts every row read (``accounting.counted``).
+            rows, tally = counted(decoded, in_window, in_tables, until_ms)
+            events_of(rows, in_window & in_tables, keys).write.partitionBy("table_name").parquet(str(stage / "events"))
+            summary = accounting_summary(tally)
+            # Dead letters are the exception: only a replay that has some reads the archive for them again.
+            dead = F.col("dl_reason").isNotNull() if summary["dead_letters"] else F.lit(False)
+            decoded.where(dead).select(*DEAD_LETTER_COLUMNS).write.parquet(str(stage / "dead_letters"))
             counts = {"format": codec.name, "to_format": args.to_format,
                       "window": {"since_ms": since_ms, "until_ms": until_ms}, "tables": patterns, **summary}
             # Before anything is encoded or sent: over budget, nothing is published (see dead_letters.py).
-            check_dead_letter_budget(budget, decoded, counts, stage, args.out)
+            written = spark.read.parquet(str(stage / "dead_letters")) if summary["dead_letters"] else None
+            check_dead_letter_budget(budget, written, counts, stage, args.out)
             if target is not None:
                 carried = carried_ops(target)
-                to_encode = kept.where(F.col("op").isin(carried))
+                to_encode = events_of(decoded, in_window & in_tables, keys).where(F.col("op").isin(carried))
                 events = sum(n for ops in [*summary["events"].values(), summary["control"]]
                              for op, n in ops.items() if op in carried)
                 encoded = encoded_rows(to_encode, target, codec.name, bool(args.sink), events,
@@ -234,11 +244,11 @@ def rejected_path(out: str) -> str:
     return out.rstrip("/") + ".rejected"
 
 
-def check_dead_letter_budget(budget, decoded: DataFrame, counts: dict, stage: Path, out: str) -> None:
-    """Add the dead-letter breakdown and budget verdict to ``counts``. Over budget: publish the dead letters and
+def check_dead_letter_budget(budget, dead_letters: DataFrame | None, counts: dict, stage: Path, out: str) -> None:
+    """Add the breakdown of the ``dead_letters`` written (None: there are none) and the budget verdict to ``counts``. Over budget: publish the dead letters and
     counts (no events) to OUT.rejected/, leave OUT as it was, and raise (exit code 1) naming the top reasons and
     sources, so a scheduler stops before merge and a user can see what broke."""
-    dead = breakdown(decoded.where(F.col("dl_reason").isNotNull())) if counts["dead_letters"] else dict(NONE)
+    dead = breakdown(dead_letters) if dead_letters is not None else dict(NONE)
     verdict = evaluate(budget, counts["records_read"], counts["dead_letters"],
                        table_counts(dead["by_table"], counts["events"]))
     counts["dead_letter_breakdown"], counts["dead_letter_budget"] = dead, verdict

@@ -2,8 +2,9 @@
 (``python -m cdc_jobs.jvm``: ``make install``, the Docker image):
 
 * the project jar: the codecs' JVM decodes (``codecs/*/jvm/*.java``: the declared decode of JSON lines, the Avro
-  container twins; pure Java and Jackson) and the decode step's Spark adapter (``jobs/transforms/jvm/*.java``),
-  compiled against Spark as ``provided`` and unit-tested with JUnit (``tests/jvm/``) when the tests are there;
+  container twins; pure Java and Jackson), the decode step's Spark adapter and the replay's counts aggregate
+  (``jobs/transforms/jvm/*.java``), compiled against Spark as ``provided`` and unit-tested with JUnit
+  (``tests/jvm/``) when the tests are there;
 * ``runtime_jars()``: that jar plus the connectors every SparkSession loads (Delta Lake, Spark's Kafka source and
   sink, hadoop-aws with the AWS SDK modules s3a uses), minus every artifact PySpark's own jars folder ships, so
   one library never appears in two versions;
@@ -11,8 +12,10 @@
 
 Everything lands in one folder named after a digest of the pom, the Java sources and the PySpark version, so a
 change to any of them builds anew, and a folder appears whole or not at all. Jobs never run Maven: a session
-that finds no folder for its digest has only PySpark's jars, and the decode then runs in Python, which gives the
-same rows (``tests/codecs/test_jvm_fast_paths.py``), only slower; ``available`` says which.
+that finds no folder for its digest has only PySpark's jars and stops, naming the command that builds them
+(Delta's jars and the counts aggregate are needed by every replay and merge). ``CDC_REPLAY_JVM_DECODE=off`` decodes
+in Python, which gives the same rows (``tests/codecs/test_jvm_fast_paths.py``), only slower; ``available`` says
+whether a session decodes in the JVM.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ PROJECT_JAR = "cdc-replay-jvm.jar"
 LINE_BLOCK_DECODE = "cdc_line_block_decode"
 AVRO_BLOCK_DECODE = "cdc_avro_block_decode"
 _ADAPTERS = {LINE_BLOCK_DECODE: "cdcreplay.jobs.LineBlockDecode", AVRO_BLOCK_DECODE: "cdcreplay.jobs.AvroBlockDecode"}
+# The replay's counts as one aggregate (``cdc_jobs.transforms.accounting``): needed whatever decodes.
+REPLAY_TALLY = "cdc_replay_tally"
 # What a session needs to read and write Delta tables (the jar alone is not enough: Delta's SQL and catalog).
 DELTA_CONF = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
               "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
@@ -252,14 +257,32 @@ def available(spark) -> bool:
 def _register(spark) -> bool:
     from cdc_jobs.transforms.jvm_decode import LINE_SPARK
 
+    if not _add_jar(spark):
+        return False
+    for name, adapter in _ADAPTERS.items():
+        spark.udf.registerJavaFunction(name, adapter, LINE_SPARK)
+    return True
+
+
+def _add_jar(spark) -> bool:
     jar = ensure_jar()
     if jar is None:
         return False
     # A session from cdc_jobs.spark.session() (or spark-submit --jars) has it already; another one adds it here.
     if str(jar) not in spark.sparkContext.getConf().get("spark.jars", "").split(","):
         spark.sql(f"ADD JAR '{jar}'")
-    for name, adapter in _ADAPTERS.items():
-        spark.udf.registerJavaFunction(name, adapter, LINE_SPARK)
     return True
+
+
+def replay_tally(spark) -> str:
+    """The name of the replay's counts aggregate (``ReplayTally``), registered in the session once, whatever
+    ``CDC_REPLAY_JVM_DECODE`` says (it counts, it does not decode). Without the jar a replay cannot count, so it
+    stops here, as a session without Delta's jars does (``cdc_jobs.spark.require_delta``)."""
+    if not spark.catalog.functionExists(REPLAY_TALLY):
+        if not _add_jar(spark):
+            raise RuntimeError(f"the project jar is not built for these sources ({build_dir()}): run `make install` "
+                               "or `python -m cdc_jobs.jvm` (a replay counts its rows with it)")
+        spark._jvm.cdcreplay.jobs.ReplayTally.register(spark._jsparkSession)
+    return REPLAY_TALLY
 
 

@@ -1,4 +1,8 @@
-"""The replay's counts: one aggregation over the decoded rows, collected as a small summary (never event data).
+"""The replay's counts: one aggregate over the decoded rows, collected as a small summary (never event data).
+
+The aggregate (``ReplayTally`` in ``jobs/transforms/jvm/``, grouped by ``TALLY_KEYS``) is an observed metric of
+the first job that reads the rows (``counted``: replay's events write), so the counts cost no pass of their own
+and the decoded rows need not be kept for one.
 
 Every record read lands in exactly one bucket, per source partition:
   records = records with kept events + dead letters + control-only records + filtered records + tombstones
@@ -10,9 +14,10 @@ A record counts as filtered when its first row was filtered: the rows of one mes
 from __future__ import annotations
 
 from collections import defaultdict
+import json
 from typing import Any, Optional
 
-from pyspark.sql import Column, DataFrame
+from pyspark.sql import Column, DataFrame, Observation
 from pyspark.sql import functions as F
 
 from cdc_codecs.event_schema import DATA_OP_NAMES, FRAGMENT, MARKER_KINDS, TOMBSTONE
@@ -24,34 +29,46 @@ DATA = list(DATA_OP_NAMES)
 TALLY_KEYS = ["pos_source", "pos_partition", "table_name", "op", "kind", "kept", "assembled"]
 
 
-def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
-              until_ms: Optional[int] = None) -> dict[str, Any]:
+# The aggregate's result column in the observation.
+TALLY = "tally"
+
+
+def counted(decoded: DataFrame, in_window: Column, in_tables: Column, until_ms: Optional[int] = None
+            ) -> tuple[DataFrame, Observation]:
+    """The decoded rows, counted as they pass: the first action over the returned frame (or a frame built on it)
+    fills the observation, which ``summary`` then reads. Later actions leave it as it is."""
+    from cdc_jobs.jvm import replay_tally
+
     is_dead = F.col("dl_reason").isNotNull()
     kind = (F.when(is_dead, "dead").when(F.col("op") == FRAGMENT, "fragment")
             .when(F.col("op") == TOMBSTONE, "tombstone")
             .when(F.col("op").isin(DATA), "data").otherwise("control"))
     kept = kept_column(in_window, in_tables, until_ms)
     assembled = F.col("first_of_record").isNull()
-    rows = (
-        decoded.select(
-            "pos_source", "pos_partition", "table_name", "op", kind.alias("kind"), kept.alias("kept"),
-            assembled.alias("assembled"), "first_of_record", "pos_offset", "event_time_ms",
-        )
-        .groupBy(*TALLY_KEYS)
-        .agg(
-            F.count(F.lit(1)).alias("rows"),
-            F.sum(F.col("first_of_record").cast("long")).alias("records"),
-            F.min("pos_offset").alias("first_offset"),
-            F.max("pos_offset").alias("last_offset"),
-            F.max("event_time_ms").alias("max_event_time_ms"),
-        )
-        .collect()
-    )
-    return summary_of([r.asDict() for r in rows])
+    # In the order ReplayTally takes them: the keys, then what it sums.
+    inputs = [F.col("pos_source"), F.col("pos_partition"), F.col("table_name"), F.col("op"), kind, kept, assembled,
+              F.col("first_of_record"), F.col("pos_offset"), F.col("event_time_ms")]
+    observation = Observation("replay counts")
+    return decoded.observe(observation, F.call_function(replay_tally(decoded.sparkSession), *inputs).alias(TALLY)), \
+        observation
+
+
+def summary(observation: Observation) -> dict[str, Any]:
+    """The counts of a ``counted`` frame whose first action has run."""
+    return summary_of(json.loads(observation.get[TALLY]))
+
+
+def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
+              until_ms: Optional[int] = None) -> dict[str, Any]:
+    """The counts alone (one pass that writes nothing), where no job of their own reads the rows."""
+    rows, observation = counted(decoded, in_window, in_tables, until_ms)
+    rows.write.format("noop").mode("overwrite").save()
+    return summary(observation)
 
 
 def summary_of(rows: list[dict[str, Any]]) -> dict[str, Any]:
-    """The counts of the aggregated rows (one per ``TALLY_KEYS`` group, in any order)."""
+    """The counts of the aggregated rows (one per ``TALLY_KEYS`` group, in any order: each with rows, records,
+    first_offset, last_offset, max_event_time_ms)."""
     events: dict = defaultdict(lambda: defaultdict(int))
     control: dict = defaultdict(int)
     filtered = {"window": 0, "tables": 0}
