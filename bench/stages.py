@@ -8,10 +8,12 @@ Parts, each including the ones before it:
 - ``read``: the archive's records as RAW rows (the file reader alone, no decode), to a no-op sink;
 - ``decode``: the DECODED rows (the codec, or the format's JVM decode where a replay would take it, and the
   assembly of multi-message events), to a no-op sink;
-- ``stored``: the same, kept as replay keeps them (on disk) and counted;
-- ``replay``: the whole ``cdc-replay replay`` (events by table, dead letters, counts);
+- ``replay``: the whole ``cdc-replay replay`` (events by table and the counts in one pass, dead letters);
 - ``peer``: the hand-written one-format job (``bench/peers.py``) for the same archive.
-With ``--to-format`` (the re-encode, ``cdc-replay replay --to-format``), after ``replay``:
+With ``--to-format`` (the re-encode, ``cdc-replay replay --to-format``), after ``decode``:
+- ``stored``: the DECODED rows kept as a re-encode keeps them (on disk: the events write and the encoder read
+  them), and counted;
+and after ``replay``:
 - ``encode``: the stored rows' events encoded to the target as replay encodes them, to a no-op sink (beside
   ``stored``: the events' trip to the encoder and back);
 - ``reencode``: the whole ``cdc-replay replay --to-format`` (the replay's outputs and the encoded ones);
@@ -119,11 +121,11 @@ def refuse_dead_letters(fmt: str, decoded) -> int:
     return rows
 
 
-PARTS: dict[str, Callable[[Ctx], None]] = {"read": read_part, "decode": decode_part, "stored": stored_part,
-                                           "replay": ours_replay, "peer": peer_replay}
-REENCODE_PARTS: dict[str, Callable[[Ctx], None]] = {**{k: v for k, v in PARTS.items() if k != "peer"},
-                                                    "encode": encode_part, "reencode": ours_reencode,
-                                                    "peer": peer_reencode}
+PARTS: dict[str, Callable[[Ctx], None]] = {"read": read_part, "decode": decode_part, "replay": ours_replay,
+                                           "peer": peer_replay}
+REENCODE_PARTS: dict[str, Callable[[Ctx], None]] = {"read": read_part, "decode": decode_part, "stored": stored_part,
+                                                    "replay": ours_replay, "encode": encode_part,
+                                                    "reencode": ours_reencode, "peer": peer_reencode}
 
 
 def stages(ctx: Ctx, repeat: int) -> dict:
@@ -147,13 +149,13 @@ def _ratio(cpu: dict, wall: dict, ours: str) -> str:
 
 def table(results: list[dict]) -> str:
     """CPU seconds per part (wall in brackets), what each adds to the one before, and the replay's ratio."""
-    head = ("| format | messages | read | + decode | + stored | + outputs = replay | peer | ratio peer/ours cpu (wall)"
+    head = ("| format | messages | read | + decode | + outputs = replay | peer | ratio peer/ours cpu (wall)"
             " | load 1m |")
-    lines = [head, "|" + "---|" * 9]
+    lines = [head, "|" + "---|" * 8]
     for r in results:
         cpu, wall = _seconds(r, PARTS)
         steps = [f"{cpu['read']} ({wall['read']})"]
-        for before, part in (("read", "decode"), ("decode", "stored"), ("stored", "replay")):
+        for before, part in (("read", "decode"), ("decode", "replay")):
             steps.append(f"+{round(cpu[part] - cpu[before], 1)}")
         steps[-1] += f" = {cpu['replay']} ({wall['replay']})"
         lines.append(f"| {r['format']} | {r['messages']:,} | " + " | ".join(steps) +

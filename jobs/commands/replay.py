@@ -15,7 +15,7 @@ from pyspark.sql import functions as F
 
 from cdc_codecs import Op, get_codec
 
-from cdc_jobs.transforms.accounting import checkpoint, counted, summarise_encoded
+from cdc_jobs.transforms.accounting import checkpoint, counted, encoded_counted, encoded_summary
 from cdc_jobs.transforms.accounting import summary as accounting_summary
 from cdc_jobs.io import codec_env
 from cdc_jobs.io.atomic import resolve_output, staged_output
@@ -200,15 +200,21 @@ def run(args: argparse.Namespace) -> int:
                 events = sum(n for ops in [*summary["events"].values(), summary["control"]]
                              for op, n in ops.items() if op in carried)
                 encoded = encoded_rows(to_encode, target, codec.name, bool(args.sink), events,
-                                       int(spark.conf.get("spark.sql.shuffle.partitions"))).persist(CACHE)
-                file_lines(encoded).write.text(str(stage / "encoded"))
+                                       int(spark.conf.get("spark.sql.shuffle.partitions")))
+                if args.sink:  # the sink sends the messages encoded/ holds: encoded once and kept (on disk)
+                    encoded = encoded.persist(CACHE)
+                # One pass writes the messages and counts them (``accounting.encoded_counted``).
+                lines, encoded_tally = encoded_counted(encoded)
+                file_lines(lines).write.text(str(stage / "encoded"))
+                encoded_counts = encoded_summary(encoded_tally)
                 _name_encoded_files(stage / "encoded", target.capabilities.binary)
                 if isinstance(stage, Path) and (stage / ENCODED_SCHEMAS).is_dir():  # beside the messages, as
                     (stage / ENCODED_SCHEMAS).rename(stage / "encoded" / codec_env.SCHEMAS_DIR)  # archive lays them
-                encode_dead_letters(encoded).select(F.lit(target.name).alias("to_format"),
-                                                    *ENCODED_DEAD_LETTER_COLUMNS).write.parquet(
+                # Events that cannot be encoded are the exception: only a re-encode that has some encodes again.
+                failed = encode_dead_letters(encoded) if encoded_counts["dead_letters"] else encoded.where(F.lit(False))
+                failed.select(F.lit(target.name).alias("to_format"), *ENCODED_DEAD_LETTER_COLUMNS).write.parquet(
                     str(stage / "encoded_dead_letters"))
-                counts["encoded"] = {"format": target.name, **summarise_encoded(encoded),
+                counts["encoded"] = {"format": target.name, **encoded_counts,
                                      "not_carried": not_carried(summary, carried)}
                 if args.sink:
                     counts["encoded"]["sink"] = write_sink(encoded_messages(encoded), args, since_ms, until_ms)

@@ -2,7 +2,7 @@
 (``python -m cdc_jobs.jvm``: ``make install``, the Docker image):
 
 * the project jar: the codecs' JVM decodes (``codecs/*/jvm/*.java``: the declared decode of JSON lines, the Avro
-  container twins; pure Java and Jackson), the decode step's Spark adapter and the replay's counts aggregate
+  container twins; pure Java and Jackson), the decode step's Spark adapter and the GROUP BY aggregate the replay counts with
   (``jobs/transforms/jvm/*.java``), compiled against Spark as ``provided`` and unit-tested with JUnit
   (``tests/jvm/``) when the tests are there;
 * ``runtime_jars()``: that jar plus the connectors every SparkSession loads (Delta Lake, Spark's Kafka source and
@@ -41,8 +41,6 @@ PROJECT_JAR = "cdc-replay-jvm.jar"
 LINE_BLOCK_DECODE = "cdc_line_block_decode"
 AVRO_BLOCK_DECODE = "cdc_avro_block_decode"
 _ADAPTERS = {LINE_BLOCK_DECODE: "cdcreplay.jobs.LineBlockDecode", AVRO_BLOCK_DECODE: "cdcreplay.jobs.AvroBlockDecode"}
-# The replay's counts as one aggregate (``cdc_jobs.transforms.accounting``): needed whatever decodes.
-REPLAY_TALLY = "cdc_replay_tally"
 # What a session needs to read and write Delta tables (the jar alone is not enough: Delta's SQL and catalog).
 DELTA_CONF = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
               "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
@@ -274,15 +272,16 @@ def _add_jar(spark) -> bool:
     return True
 
 
-def replay_tally(spark) -> str:
-    """The name of the replay's counts aggregate (``ReplayTally``), registered in the session once, whatever
-    ``CDC_REPLAY_JVM_DECODE`` says (it counts, it does not decode). Without the jar a replay cannot count, so it
-    stops here, as a session without Delta's jars does (``cdc_jobs.spark.require_delta``)."""
-    if not spark.catalog.functionExists(REPLAY_TALLY):
+def group_tally(spark, name: str, keys) -> str:
+    """``name``, registered in the session (once) as the GROUP BY aggregate ``GroupTally`` for key columns of the
+    struct type ``keys``, whatever ``CDC_REPLAY_JVM_DECODE`` says (it counts, it does not decode). Without the jar
+    a replay cannot count, so it stops here, as a session without Delta's jars does
+    (``cdc_jobs.spark.require_delta``)."""
+    if not spark.catalog.functionExists(name):
         if not _add_jar(spark):
             raise RuntimeError(f"the project jar is not built for these sources ({build_dir()}): run `make install` "
                                "or `python -m cdc_jobs.jvm` (a replay counts its rows with it)")
-        spark._jvm.cdcreplay.jobs.ReplayTally.register(spark._jsparkSession)
-    return REPLAY_TALLY
+        spark._jvm.cdcreplay.jobs.GroupTally.register(spark._jsparkSession, name, keys.json())
+    return name
 
 

@@ -29,33 +29,49 @@ DATA = list(DATA_OP_NAMES)
 TALLY_KEYS = ["pos_source", "pos_partition", "table_name", "op", "kind", "kept", "assembled"]
 
 
-# The aggregate's result column in the observation.
+def tallied(rows: DataFrame, name: str, keys: dict[str, Column], summed: Column, ranged: Column, latest: Column
+            ) -> tuple[DataFrame, Observation]:
+    """``rows``, tallied as they pass by the aggregate ``name`` (``GroupTally``): per group of the ``keys``, the
+    rows, the sum of ``summed``, the least and greatest ``ranged`` and the greatest ``latest``. The first action
+    over the returned frame (or a frame built on it) fills the observation (``groups`` reads it); later actions
+    leave it as it is."""
+    from cdc_jobs.jvm import group_tally
+
+    key = F.struct(*[c.alias(n) for n, c in keys.items()])
+    function = group_tally(rows.sparkSession, name, rows.select(key).schema[0].dataType)
+    observation = Observation(name)
+    tally = F.call_function(function, key, summed.cast("long"), ranged.cast("long"), latest.cast("long"))
+    return rows.observe(observation, tally.alias(TALLY)), observation
+
+
+# The aggregate's result column in an observation.
 TALLY = "tally"
+
+
+def groups(observation: Observation, keys: list[str]) -> list[dict[str, Any]]:
+    """The groups of a ``tallied`` frame whose first action has run: the keys by name, and rows, sum, least,
+    greatest, latest."""
+    return [{**dict(zip(keys, g.pop("keys"))), **g} for g in json.loads(observation.get[TALLY])]
 
 
 def counted(decoded: DataFrame, in_window: Column, in_tables: Column, until_ms: Optional[int] = None
             ) -> tuple[DataFrame, Observation]:
-    """The decoded rows, counted as they pass: the first action over the returned frame (or a frame built on it)
-    fills the observation, which ``summary`` then reads. Later actions leave it as it is."""
-    from cdc_jobs.jvm import replay_tally
-
+    """The DECODED rows, tallied as they pass by ``TALLY_KEYS`` for ``summary``."""
     is_dead = F.col("dl_reason").isNotNull()
     kind = (F.when(is_dead, "dead").when(F.col("op") == FRAGMENT, "fragment")
             .when(F.col("op") == TOMBSTONE, "tombstone")
             .when(F.col("op").isin(DATA), "data").otherwise("control"))
-    kept = kept_column(in_window, in_tables, until_ms)
-    assembled = F.col("first_of_record").isNull()
-    # In the order ReplayTally takes them: the keys, then what it sums.
-    inputs = [F.col("pos_source"), F.col("pos_partition"), F.col("table_name"), F.col("op"), kind, kept, assembled,
-              F.col("first_of_record"), F.col("pos_offset"), F.col("event_time_ms")]
-    observation = Observation("replay counts")
-    return decoded.observe(observation, F.call_function(replay_tally(decoded.sparkSession), *inputs).alias(TALLY)), \
-        observation
+    keys = {"pos_source": F.col("pos_source"), "pos_partition": F.col("pos_partition"),
+            "table_name": F.col("table_name"), "op": F.col("op"), "kind": kind,
+            "kept": kept_column(in_window, in_tables, until_ms), "assembled": F.col("first_of_record").isNull()}
+    return tallied(decoded, "cdc_replay_counts", keys, F.col("first_of_record"), F.col("pos_offset"),
+                   F.col("event_time_ms"))
 
 
 def summary(observation: Observation) -> dict[str, Any]:
     """The counts of a ``counted`` frame whose first action has run."""
-    return summary_of(json.loads(observation.get[TALLY]))
+    return summary_of([{**g, "records": g["sum"], "first_offset": g["least"], "last_offset": g["greatest"],
+                        "max_event_time_ms": g["latest"]} for g in groups(observation, TALLY_KEYS)])
 
 
 def summarise(decoded: DataFrame, in_window: Column, in_tables: Column,
@@ -126,22 +142,30 @@ def kept_column(in_window: Column, in_tables: Column, until_ms: Optional[int]) -
             .when(~in_tables, "tables").otherwise("kept"))
 
 
-def summarise_encoded(encoded: DataFrame) -> dict[str, Any]:
+ENCODED_KEYS = ["table_name", "op", "dead"]
+
+
+def encoded_counted(encoded: DataFrame) -> tuple[DataFrame, Observation]:
+    """The ENCODED rows, tallied as they pass for ``encoded_summary``: messages and the events in them per table
+    and op, and the events that could not be encoded."""
+    keys = {"table_name": F.col("table_name"), "op": F.col("op"), "dead": F.col("el_reason").isNotNull()}
+    return tallied(encoded, "cdc_encoded_counts", keys, F.col("events"), F.lit(None), F.lit(None))
+
+
+def encoded_summary(observation: Observation) -> dict[str, Any]:
     """Messages written per table and op, and the events that could not be encoded (``encoded_dead_letters/``)
     per table and canonical op, so that events in = events in messages + encode dead letters closes."""
-    is_dead = F.col("el_reason").isNotNull()
-    rows = encoded.groupBy("table_name", "op", is_dead.alias("dead")).agg(
-        F.count(F.lit(1)).alias("messages"), F.sum("events").alias("events")).collect()
+    rows = groups(observation, ENCODED_KEYS)
     by_table: dict = defaultdict(dict)
     dead: dict = defaultdict(dict)
     for r in rows:
-        if r.dead:
-            dead[r.table_name or ""][r.op] = int(r.messages)
+        if r["dead"]:
+            dead[r["table_name"] or ""][r["op"]] = r["rows"]
         else:
-            by_table[r.table_name or ""][r.op] = {"events": int(r.events or 0), "messages": int(r.messages)}
-    return {"messages": sum(r.messages for r in rows if not r.dead),
+            by_table[r["table_name"] or ""][r["op"]] = {"events": r["sum"] or 0, "messages": r["rows"]}
+    return {"messages": sum(r["rows"] for r in rows if not r["dead"]),
             "by_table": {t: dict(sorted(v.items())) for t, v in sorted(by_table.items())},
-            "dead_letters": sum(r.messages for r in rows if r.dead),
+            "dead_letters": sum(r["rows"] for r in rows if r["dead"]),
             "dead_letters_by_table": {t: dict(sorted(v.items())) for t, v in sorted(dead.items())}}
 
 

@@ -34,7 +34,7 @@ def test_the_decode_part_decodes_what_the_replay_decoded(fmt, spark, tmp_path):
     assert json.loads(json.dumps(summary)) == {k: replayed[k] for k in summary}
     row = table([result]).splitlines()[-1].split(" | ")
     peer, ours = result["peer"]["cpu_seconds"], result["replay"]["cpu_seconds"]
-    assert row[0] == f"| {fmt}" and row[7].startswith(f"{round(peer / max(0.1, ours), 2)} (")
+    assert row[0] == f"| {fmt}" and row[6].startswith(f"{round(peer / max(0.1, ours), 2)} (")
 
 
 @pytest.mark.spark
