@@ -184,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
                 decoded = decoded.persist(CACHE)
             # One pass writes the events and counts every row read (``accounting.counted``).
             rows, tally = counted(decoded, in_window, in_tables, until_ms)
-            events_of(rows, in_window & in_tables, keys).write.partitionBy("table_name").parquet(str(stage / "events"))
+            selected = in_window & in_tables
+            events_of(rows, selected, keys).write.partitionBy("table_name").parquet(str(stage / "events"))
             summary = accounting_summary(tally)
             # Dead letters are the exception: only a replay that has some reads the archive for them again.
             dead = F.col("dl_reason").isNotNull() if summary["dead_letters"] else F.lit(False)
@@ -196,7 +197,7 @@ def run(args: argparse.Namespace) -> int:
             check_dead_letter_budget(budget, written, counts, stage, args.out)
             if target is not None:
                 carried = carried_ops(target)
-                to_encode = events_of(decoded, in_window & in_tables, keys).where(F.col("op").isin(carried))
+                to_encode = events_of(decoded, selected, keys).where(F.col("op").isin(carried))
                 events = sum(n for ops in [*summary["events"].values(), summary["control"]]
                              for op, n in ops.items() if op in carried)
                 encoded = encoded_rows(to_encode, target, codec.name, bool(args.sink), events,
@@ -211,7 +212,7 @@ def run(args: argparse.Namespace) -> int:
                 if isinstance(stage, Path) and (stage / ENCODED_SCHEMAS).is_dir():  # beside the messages, as
                     (stage / ENCODED_SCHEMAS).rename(stage / "encoded" / codec_env.SCHEMAS_DIR)  # archive lays them
                 # Events that cannot be encoded are the exception: only a re-encode that has some encodes again.
-                failed = encode_dead_letters(encoded) if encoded_counts["dead_letters"] else encoded.where(F.lit(False))
+                failed = encode_dead_letters(encoded if encoded_counts["dead_letters"] else encoded.where(F.lit(False)))
                 failed.select(F.lit(target.name).alias("to_format"), *ENCODED_DEAD_LETTER_COLUMNS).write.parquet(
                     str(stage / "encoded_dead_letters"))
                 counts["encoded"] = {"format": target.name, **encoded_counts,
@@ -251,9 +252,10 @@ def rejected_path(out: str) -> str:
 
 
 def check_dead_letter_budget(budget, dead_letters: DataFrame | None, counts: dict, stage: Path, out: str) -> None:
-    """Add the breakdown of the ``dead_letters`` written (None: there are none) and the budget verdict to ``counts``. Over budget: publish the dead letters and
-    counts (no events) to OUT.rejected/, leave OUT as it was, and raise (exit code 1) naming the top reasons and
-    sources, so a scheduler stops before merge and a user can see what broke."""
+    """Add the breakdown of the ``dead_letters`` written (None: there are none) and the budget verdict to
+    ``counts``. Over budget: publish the dead letters and counts (no events) to OUT.rejected/, leave OUT as it was,
+    and raise (exit code 1) naming the top reasons and sources, so a scheduler stops before merge and a user can
+    see what broke."""
     dead = breakdown(dead_letters) if dead_letters is not None else dict(NONE)
     verdict = evaluate(budget, counts["records_read"], counts["dead_letters"],
                        table_counts(dead["by_table"], counts["events"]))

@@ -2,8 +2,8 @@
 (``python -m cdc_jobs.jvm``: ``make install``, the Docker image):
 
 * the project jar: the codecs' JVM decodes (``codecs/*/jvm/*.java``: the declared decode of JSON lines, the Avro
-  container twins; pure Java and Jackson), the decode step's Spark adapter and the GROUP BY aggregate the replay counts with
-  (``jobs/transforms/jvm/*.java``), compiled against Spark as ``provided`` and unit-tested with JUnit
+  container twins; pure Java and Jackson), the decode step's Spark adapter and the GROUP BY aggregate the replay
+  counts with (``jobs/transforms/jvm/*.java``), compiled against Spark as ``provided`` and unit-tested with JUnit
   (``tests/jvm/``) when the tests are there;
 * ``runtime_jars()``: that jar plus the connectors every SparkSession loads (Delta Lake, Spark's Kafka source and
   sink, hadoop-aws with the AWS SDK modules s3a uses), minus every artifact PySpark's own jars folder ships, so

@@ -1,8 +1,8 @@
 """The replay's counts: one aggregate over the decoded rows, collected as a small summary (never event data).
 
-The aggregate (``ReplayTally`` in ``jobs/transforms/jvm/``, grouped by ``TALLY_KEYS``) is an observed metric of
-the first job that reads the rows (``counted``: replay's events write), so the counts cost no pass of their own
-and the decoded rows need not be kept for one.
+The aggregate (``GroupTally`` in ``jobs/transforms/jvm/``, grouped by ``TALLY_KEYS``) is an observed metric of
+the first job that reads the rows (``counted``: replay's events write; ``encoded_counted``: the encoded/ write),
+so the counts cost no pass of their own and the rows need not be kept for one.
 
 Every record read lands in exactly one bucket, per source partition:
   records = records with kept events + dead letters + control-only records + filtered records + tombstones
@@ -13,8 +13,8 @@ A record counts as filtered when its first row was filtered: the rows of one mes
 
 from __future__ import annotations
 
-from collections import defaultdict
 import json
+from collections import defaultdict
 from typing import Any, Optional
 
 from pyspark.sql import Column, DataFrame, Observation
@@ -27,6 +27,8 @@ DATA = list(DATA_OP_NAMES)
 
 # The groups the counts are kept in.
 TALLY_KEYS = ["pos_source", "pos_partition", "table_name", "op", "kind", "kept", "assembled"]
+# The aggregate's result column in an observation.
+TALLY = "tally"
 
 
 def tallied(rows: DataFrame, name: str, keys: dict[str, Column], summed: Column, ranged: Column, latest: Column
@@ -42,10 +44,6 @@ def tallied(rows: DataFrame, name: str, keys: dict[str, Column], summed: Column,
     observation = Observation(name)
     tally = F.call_function(function, key, summed.cast("long"), ranged.cast("long"), latest.cast("long"))
     return rows.observe(observation, tally.alias(TALLY)), observation
-
-
-# The aggregate's result column in an observation.
-TALLY = "tally"
 
 
 def groups(observation: Observation, keys: list[str]) -> list[dict[str, Any]]:
