@@ -84,6 +84,15 @@ def codec_settings(args: argparse.Namespace, stage):
     return codec_env.job_settings(getattr(args, "schema_registry", None), folders, out)
 
 
+def keeps_decoded(target, fmt: str) -> bool:
+    """Whether the DECODED rows are kept (on disk) for a second read instead of decoded again: for the encoder,
+    and for a format that assembles multi-message events, whose archives cut at a file or window edge usually end
+    in an incomplete event (dead letters, read again by a second job) and whose assembly is a shuffle. Otherwise
+    one pass writes the events and counts (``accounting.counted``), and an archive with dead letters is decoded a
+    second time for them (bench/RESULTS.md: a quarter less time without them, a decode more with them)."""
+    return target is not None or may_fragment(fmt)
+
+
 def encodes_in_source_order(target, fmt: str, sink: bool) -> bool:
     """Whether the messages are encoded where the events were decoded, in source order (``in_source_order``), or
     shuffled and sorted (``encode``). A target that needs only per-key order writes each event's messages on
@@ -177,17 +186,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         with staged_output(args.out, "replay") as stage, codec_settings(args, stage):
             decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt)
-            if target is not None:
-                # Read again by the encoder, so decoded once and kept, on disk only: a memory-first cache builds
-                # each task's block in the heap before it can spill, which with two large tasks and the events
-                # write's sort ran the default 1 GiB heap out of memory at 1M dts-avro records.
+            if keeps_decoded(target, codec.name):
+                # Decoded once and kept, on disk only: a memory-first cache builds each task's block in the heap
+                # before it can spill, which with two large tasks and the events write's sort ran the default
+                # 1 GiB heap out of memory at 1M dts-avro records.
                 decoded = decoded.persist(CACHE)
             # One pass writes the events and counts every row read (``accounting.counted``).
             rows, tally = counted(decoded, in_window, in_tables, until_ms)
             selected = in_window & in_tables
             events_of(rows, selected, keys).write.partitionBy("table_name").parquet(str(stage / "events"))
             summary = accounting_summary(tally)
-            # Dead letters are the exception: only a replay that has some reads the archive for them again.
+            # Only a replay that has dead letters reads them (again, unless the rows were kept).
             dead = F.col("dl_reason").isNotNull() if summary["dead_letters"] else F.lit(False)
             decoded.where(dead).select(*DEAD_LETTER_COLUMNS).write.parquet(str(stage / "dead_letters"))
             counts = {"format": codec.name, "to_format": args.to_format,

@@ -41,7 +41,7 @@ def tallied(rows: DataFrame, name: str, keys: dict[str, Column], summed: Column,
 
     key = F.struct(*[c.alias(n) for n, c in keys.items()])
     function = group_tally(rows.sparkSession, name, rows.select(key).schema[0].dataType)
-    observation = Observation(name)
+    observation = Observation()  # a name of its own: two replays in one session never share one
     tally = F.call_function(function, key, summed.cast("long"), ranged.cast("long"), latest.cast("long"))
     return rows.observe(observation, tally.alias(TALLY)), observation
 
