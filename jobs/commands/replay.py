@@ -6,8 +6,9 @@ import argparse
 import json
 import os
 import shutil
+from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
@@ -41,35 +42,58 @@ def events_of(decoded: DataFrame, selected: Column, keys) -> DataFrame:
     return with_primary_keys(decoded.where(is_event & selected).select(*EVENT_FIELDS), keys)
 
 
+# What reads some sources of a replay again: (source, partition) pairs as DECODED rows name them -> those rows.
+ReadAgain = Callable[[set], DataFrame]
+
+
 def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | None, until_ms: int | None,
-                ckpt: dict | None) -> tuple[DataFrame, list[dict]]:
+                ckpt: dict | None) -> tuple[DataFrame, list[dict], ReadAgain]:
     """DECODED rows of the archive, each task's in source order (a file or Kafka partition split read in offset
-    order), and the planned partitions (Kafka) that the checkpoint must list."""
+    order), the planned partitions (Kafka) that the checkpoint must list, and a function that reads some of the
+    sources again as they were read here (the same files: ``files_again``; the same planned offsets)."""
     fmt = get_codec(args.format).name
     kafka = [s for s in args.source if s.startswith("kafka://")]
     if kafka and len(kafka) != len(args.source):
         raise UsageError("--source: give either Kafka URLs or archive files, not both in one replay")
     if not kafka:
-        from cdc_jobs.io.files import read_files
+        from cdc_jobs.io.files import list_archive_files, read_listed
+
+        files = list_archive_files(args.source)
 
         # Files are read and decoded in one step (the reader decodes); the checkpoint's skip is by position,
         # which every row of a record shares, so it drops whole records before their fragments are assembled.
-        decoded = read_files(spark, args.source, fmt=fmt)
-        return assemble(skip_checkpointed(decoded, ckpt), fmt), []
+        def files_read(chosen: list[str]) -> DataFrame:
+            return assemble(skip_checkpointed(read_listed(spark, chosen, fmt=fmt), ckpt), fmt)
+
+        return files_read(files), [], lambda sources: files_read(files_again(files, sources))
     from cdc_jobs.durations import parse_duration
     from cdc_jobs.io.kafka_config import load_client_config
     from cdc_jobs.io.kafka_source import plan_kafka, read_plan
 
     config = load_client_config(args.kafka_config or os.environ.get("CDC_REPLAY_KAFKA_CONFIG"))
-    frames, planned = [], []
-    for url in kafka:
-        plan = plan_kafka(url, since_ms, until_ms, parse_duration(args.lookback), config, checkpoint=ckpt)
-        planned.extend(plan.checkpoint_sources())
-        frames.append(read_plan(spark, plan, args.max_records_per_split, config, fmt=fmt))  # read and decoded
-    out = frames[0]
-    for f in frames[1:]:
-        out = out.unionByName(f)
-    return assemble(out, fmt), planned
+    plans = [plan_kafka(url, since_ms, until_ms, parse_duration(args.lookback), config, checkpoint=ckpt)
+             for url in kafka]
+
+    def plans_read(chosen: list) -> DataFrame:
+        frames = [read_plan(spark, plan, args.max_records_per_split, config, fmt=fmt) for plan in chosen]
+        out = frames[0]
+        for f in frames[1:]:
+            out = out.unionByName(f)
+        return assemble(out, fmt)  # read and decoded
+
+    def again(sources: set) -> DataFrame:
+        return plans_read([replace(plan, ranges=tuple(r for r in plan.ranges if (r.topic, r.partition) in sources))
+                           for plan in plans])
+
+    return plans_read(plans), [p for plan in plans for p in plan.checkpoint_sources()], again
+
+
+def files_again(files: list[str], sources: set) -> list[str]:
+    """The archive files that hold these sources: the files named, when every source is a file of the archive;
+    all of them when a source is not (a Kafka dump's rows name the topic they were archived from)."""
+    named = {source for source, _ in sources}
+    chosen = [f for f in files if f in named]
+    return chosen if len(chosen) == len(named) else files
 
 
 # Where the encoders write the Avro schemas they made (no registry), until they join the messages in encoded/.
@@ -82,6 +106,18 @@ def codec_settings(args: argparse.Namespace, stage):
     folders = [args.schemas] if getattr(args, "schemas", None) else codec_env.schema_folders(args.source)
     out = str(stage / ENCODED_SCHEMAS) if args.to_format and isinstance(stage, Path) else None
     return codec_env.job_settings(getattr(args, "schema_registry", None), folders, out)
+
+
+def dead_letter_rows(decoded: DataFrame, summary: dict, kept: bool, read_again: ReadAgain) -> DataFrame:
+    """The dead letters of a replay whose events are written: none read when the counts have none; from the
+    ``kept`` rows; else from the sources that had some, read again (``keeps_decoded``)."""
+    dead = F.col("dl_reason").isNotNull()
+    if not summary["dead_letters"]:
+        return decoded.where(F.lit(False))
+    if kept:
+        return decoded.where(dead)
+    sources = {(s["source"], s["partition"]) for s in summary["sources"] if s["dead_letters"]}
+    return read_again(sources).where(dead)
 
 
 def keeps_decoded(target, fmt: str) -> bool:
@@ -185,7 +221,7 @@ def run(args: argparse.Namespace) -> int:
     decoded = encoded = None
     try:
         with staged_output(args.out, "replay") as stage, codec_settings(args, stage):
-            decoded, planned = read_source(spark, args, since_ms, until_ms, ckpt)
+            decoded, planned, read_again = read_source(spark, args, since_ms, until_ms, ckpt)
             if keeps_decoded(target, codec.name):
                 # Decoded once and kept, on disk only: a memory-first cache builds each task's block in the heap
                 # before it can spill, which with two large tasks and the events write's sort ran the default
@@ -196,9 +232,8 @@ def run(args: argparse.Namespace) -> int:
             selected = in_window & in_tables
             events_of(rows, selected, keys).write.partitionBy("table_name").parquet(str(stage / "events"))
             summary = accounting_summary(tally)
-            # Only a replay that has dead letters reads them (again, unless the rows were kept).
-            dead = F.col("dl_reason").isNotNull() if summary["dead_letters"] else F.lit(False)
-            decoded.where(dead).select(*DEAD_LETTER_COLUMNS).write.parquet(str(stage / "dead_letters"))
+            dead_letter_rows(decoded, summary, keeps_decoded(target, codec.name), read_again) \
+                .select(*DEAD_LETTER_COLUMNS).write.parquet(str(stage / "dead_letters"))
             counts = {"format": codec.name, "to_format": args.to_format,
                       "window": {"since_ms": since_ms, "until_ms": until_ms}, "tables": patterns, **summary}
             # Before anything is encoded or sent: over budget, nothing is published (see dead_letters.py).
@@ -266,6 +301,9 @@ def check_dead_letter_budget(budget, dead_letters: DataFrame | None, counts: dic
     and raise (exit code 1) naming the top reasons and sources, so a scheduler stops before merge and a user can
     see what broke."""
     dead = breakdown(dead_letters) if dead_letters is not None else dict(NONE)
+    if dead["total"] != counts["dead_letters"]:  # read again (``dead_letter_rows``): the archive changed meanwhile
+        raise RuntimeError(f"{counts['dead_letters']} dead letters counted but {dead['total']} written: a source "
+                           f"changed while it was replayed; nothing published, {out} is unchanged")
     verdict = evaluate(budget, counts["records_read"], counts["dead_letters"],
                        table_counts(dead["by_table"], counts["events"]))
     counts["dead_letter_breakdown"], counts["dead_letter_budget"] = dead, verdict

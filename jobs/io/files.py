@@ -527,7 +527,13 @@ def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None 
     """RAW rows of the archive files, or with ``fmt`` the DECODED rows of that format (before fragments are
     assembled: ``cdc_jobs.transforms.decode.assemble``); those of a format with a JVM decode (declared, or an Avro
     container twin) decode in the JVM where ``jvm_decode.runs`` says so (the same rows)."""
-    files = list_archive_files(sources)
+    return read_listed(spark, list_archive_files(sources), split_bytes, fmt)
+
+
+def read_listed(spark: SparkSession, files: list[str], split_bytes: int | None = None,
+                fmt: str | None = None) -> DataFrame:
+    """``read_files`` of files ``list_archive_files`` gave (no listing again: on an object store a request a
+    path)."""
     spark.dataSource.register(ArchiveFiles)
     options = {"files": orjson.dumps(files).decode(), **codec_env.option()}
     if split_bytes:

@@ -112,3 +112,26 @@ def test_dts_avro_topic_window_replays_every_event_inside_exactly_once(kafka_bro
     counts = json.loads((out / "counts.json").read_text())
     assert 0 < counts["records_read"] == read < len(recs) and counts["dead_letters"] == 0
     assert counts["filtered_out"]["window"] == read - len(expected)
+
+
+def test_a_corrupt_message_is_a_dead_letter_read_again_from_its_partition_only(kafka_broker, tmp_path):
+    """A replay without --to-format writes the events and counts in one pass and reads the dead letters again
+    from the partitions that had some, over the offsets it planned: exactly the corrupt message, with its bytes
+    and position, beside every other message as an event."""
+    b = kafka_broker
+    b.create_topic("dl-in", 3)
+    w = simulate(29, "2024-01-01", rows=10, changes=40)
+    n = produce_events(b, "dl-in", w.snapshot + w.changes)
+    corrupt = b'{"database":"shop","table":"customers","type":"UPDATE","data":[{"id":"1"'
+    b.produce("dl-in", [(1, b"k", corrupt)])
+    out = tmp_path / "out"
+    assert cli.main(["replay", "--source", b.url("dl-in"), "--format", "canal-json", "--max-dead-letters", "1",
+                     "--out", str(out)]) == 0
+    counts = json.loads((out / "counts.json").read_text())
+    assert counts["records_read"] == n + 1 and counts["dead_letters"] == 1
+    dead = pq.read_table(out / "dead_letters").to_pylist()
+    partition_1 = next(s for s in counts["sources"] if s["partition"] == 1)
+    assert [(d["pos_source"], d["pos_partition"], d["pos_offset"], d["dl_raw"]) for d in dead] == \
+        [("dl-in", 1, partition_1["last_offset"], corrupt)]
+    assert "canal-json" in dead[0]["dl_reason"]
+    assert sum(sum(ops.values()) for ops in counts["events"].values()) + sum(counts["control"].values()) == n

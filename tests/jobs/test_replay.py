@@ -164,3 +164,16 @@ def test_checkpoint_continuation_reads_every_event_exactly_once(archive, tmp_pat
     assert len(positions) == len(set(positions)), "an event was emitted by both replays"
     expected = [e for e in w.changes if since <= e.event_time_ms < until]
     assert len(expected) - 1 <= len([e for e in got if e.event_time_ms >= since]) <= len(expected)
+
+
+def test_dead_letters_are_read_again_from_the_files_that_hold_them_only():
+    """A replay that kept no rows reads its dead letters again: only the files named by them, or every file when
+    a row names no file of the archive (a Kafka dump's rows name their topic)."""
+    from cdc_jobs.commands.replay import files_again
+
+    files = ["/a/full/part-00000.jsonl", "/a/inc/part-00000.jsonl", "/a/inc/part-00001.jsonl"]
+    assert files_again(files, {("/a/inc/part-00001.jsonl", -1)}) == ["/a/inc/part-00001.jsonl"]
+    assert files_again(files, {("/a/inc/part-00001.jsonl", -1), ("/a/full/part-00000.jsonl", -1)}) == \
+        ["/a/full/part-00000.jsonl", "/a/inc/part-00001.jsonl"]
+    assert files_again(files, {("shop.orders", 3)}) == files
+    assert files_again(files, {("shop.orders", 3), ("/a/inc/part-00000.jsonl", -1)}) == files
