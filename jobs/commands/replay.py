@@ -124,8 +124,8 @@ def keeps_decoded(target, fmt: str) -> bool:
     """Whether the DECODED rows are kept (on disk) for a second read instead of decoded again: for the encoder,
     and for a format that assembles multi-message events, whose archives cut at a file or window edge usually end
     in an incomplete event (dead letters, read again by a second job) and whose assembly is a shuffle. Otherwise
-    one pass writes the events and counts (``accounting.counted``), and an archive with dead letters is decoded a
-    second time for them (bench/RESULTS.md: a quarter less time without them, a decode more with them)."""
+    one pass writes the events and counts (``accounting.counted``), and the sources that had dead letters are read
+    a second time for them (bench/RESULTS.md: a quarter less time; a file with a dead letter read twice)."""
     return target is not None or may_fragment(fmt)
 
 
