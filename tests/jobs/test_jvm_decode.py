@@ -159,6 +159,13 @@ ODD_LINES = {
 }
 
 
+def jvm_reads(out: Path, to_format) -> list[int]:
+    """The reads a replay into ``out`` decodes in the JVM: its one pass, and for its dead letters the files that
+    hold them read again (unless a re-encode kept the decoded rows)."""
+    dead = json.loads((out / "counts.json").read_text())["dead_letters"]
+    return [1, 1] if dead and not to_format else [1]
+
+
 @pytest.fixture(scope="module")
 def declared_archives(tmp_path_factory) -> dict[str, Path]:
     """An archive of each format with a declared JVM decode: a simulated day with ODD_LINES in it."""
@@ -187,11 +194,12 @@ def test_replay_in_the_jvm_gives_what_the_python_path_gives(spark, request, tmp_
     monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "on")  # the archive is far below jvm_decode.MIN_BYTES
     assert cli.main(["replay", "--source", str(archive), "--format", fmt, "--out",
                      str(tmp_path / "jvm"), *extra]) == 0
-    assert calls == [1], "the replay did not decode in the JVM"
+    assert calls == jvm_reads(tmp_path / "jvm", to_format), "the replay did not decode in the JVM"
+    decoded = len(calls)
     monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "off")
     assert cli.main(["replay", "--source", str(archive), "--format", fmt, "--out",
                      str(tmp_path / "python"), *extra]) == 0
-    assert calls == [1]
+    assert len(calls) == decoded
     jvm_out, python_out = outputs(tmp_path / "jvm"), outputs(tmp_path / "python")
     assert jvm_out["counts"]["dead_letters"] == 1 and len(jvm_out["events"]) > 200
     assert ("encoded" in jvm_out) == bool(to_format)
@@ -275,11 +283,12 @@ def test_an_avro_replay_in_the_jvm_gives_what_the_python_path_gives(spark, avro_
     monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "on")  # the archive is far below jvm_decode.MIN_AVRO_BYTES
     assert cli.main(["replay", "--source", str(avro_archive), "--format", "dts-avro", "--out",
                      str(tmp_path / "jvm"), "--max-dead-letters", "10", *extra]) == 0
-    assert calls == [1], "the replay did not decode in the JVM"
+    assert calls == jvm_reads(tmp_path / "jvm", to_format), "the replay did not decode in the JVM"
+    decoded = len(calls)
     monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "off")
     assert cli.main(["replay", "--source", str(avro_archive), "--format", "dts-avro", "--out",
                      str(tmp_path / "python"), "--max-dead-letters", "10", *extra]) == 0
-    assert calls == [1]
+    assert len(calls) == decoded
     jvm_out, python_out = outputs(tmp_path / "jvm"), outputs(tmp_path / "python")
     assert jvm_out["counts"]["dead_letters"] == 2 and len(jvm_out["events"]) > 300
     assert ("encoded" in jvm_out) == bool(to_format)
