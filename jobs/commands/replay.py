@@ -222,7 +222,8 @@ def run(args: argparse.Namespace) -> int:
     try:
         with staged_output(args.out, "replay") as stage, codec_settings(args, stage):
             decoded, planned, read_again = read_source(spark, args, since_ms, until_ms, ckpt)
-            if keeps_decoded(target, codec.name):
+            kept = keeps_decoded(target, codec.name)
+            if kept:
                 # Decoded once and kept, on disk only: a memory-first cache builds each task's block in the heap
                 # before it can spill, which with two large tasks and the events write's sort ran the default
                 # 1 GiB heap out of memory at 1M dts-avro records.
@@ -232,7 +233,7 @@ def run(args: argparse.Namespace) -> int:
             selected = in_window & in_tables
             events_of(rows, selected, keys).write.partitionBy("table_name").parquet(str(stage / "events"))
             summary = accounting_summary(tally)
-            dead_letter_rows(decoded, summary, keeps_decoded(target, codec.name), read_again) \
+            dead_letter_rows(decoded, summary, kept, read_again) \
                 .select(*DEAD_LETTER_COLUMNS).write.parquet(str(stage / "dead_letters"))
             counts = {"format": codec.name, "to_format": args.to_format,
                       "window": {"since_ms": since_ms, "until_ms": until_ms}, "tables": patterns, **summary}

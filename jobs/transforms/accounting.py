@@ -59,9 +59,9 @@ def counted(decoded: DataFrame, in_window: Column, in_tables: Column, until_ms: 
     kind = (F.when(is_dead, "dead").when(F.col("op") == FRAGMENT, "fragment")
             .when(F.col("op") == TOMBSTONE, "tombstone")
             .when(F.col("op").isin(DATA), "data").otherwise("control"))
-    keys = {"pos_source": F.col("pos_source"), "pos_partition": F.col("pos_partition"),
-            "table_name": F.col("table_name"), "op": F.col("op"), "kind": kind,
-            "kept": kept_column(in_window, in_tables, until_ms), "assembled": F.col("first_of_record").isNull()}
+    keys = dict(zip(TALLY_KEYS, [F.col("pos_source"), F.col("pos_partition"), F.col("table_name"), F.col("op"),
+                                 kind, kept_column(in_window, in_tables, until_ms),
+                                 F.col("first_of_record").isNull()], strict=True))
     return tallied(decoded, "cdc_replay_counts", keys, F.col("first_of_record"), F.col("pos_offset"),
                    F.col("event_time_ms"))
 
@@ -146,7 +146,7 @@ ENCODED_KEYS = ["table_name", "op", "dead"]
 def encoded_counted(encoded: DataFrame) -> tuple[DataFrame, Observation]:
     """The ENCODED rows, tallied as they pass for ``encoded_summary``: messages and the events in them per table
     and op, and the events that could not be encoded."""
-    keys = {"table_name": F.col("table_name"), "op": F.col("op"), "dead": F.col("el_reason").isNotNull()}
+    keys = dict(zip(ENCODED_KEYS, [F.col("table_name"), F.col("op"), F.col("el_reason").isNotNull()], strict=True))
     return tallied(encoded, "cdc_encoded_counts", keys, F.col("events"), F.lit(None), F.lit(None))
 
 
