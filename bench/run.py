@@ -7,8 +7,9 @@ generated archives, in one run and one SparkSession, so a busy shared machine hi
 Per step and format it prints ours, peer and the ratio peer/ours (>= 1.0 means we are as fast), with wall and
 CPU seconds (driver, JVM and Python workers together: the steadier number on a shared machine) and the peak RSS
 of the driver (Python driver process + the local-mode Spark JVM, sampled). The SparkSession is started once for all steps;
-each measured run is preceded by one warm-up of the same step (``--no-warmup`` skips it for big archives); the
-best of ``--repeat`` runs counts.
+each measured run is preceded by one warm-up of the same step (``--no-warmup`` skips those, for big archives or
+every format in about an hour, and warms the session once instead: ``warm_session``); the best of ``--repeat``
+runs counts.
 
 A step is one function pair in ``STEPS``: ``ours(ctx)`` and ``peer(ctx)``, each doing one complete run into
 ``ctx.out``. The merge step measures `cdc-replay merge` (Delta tables) beside the hand-written ``row_number()``
@@ -264,6 +265,30 @@ STEP_FORMATS = {"reencode": ("canal-json", "dts-avro"), "merge": ("canal-json", 
                 "merge-parquet": ("canal-json", "dts-avro")}
 
 
+def warm_session(spark, root: Path, fmt: str, messages: int = 100_000) -> None:
+    """One small replay of each side before anything is measured, for runs without a warm-up each
+    (``--no-warmup``): without it the first format measured pays alone for the session's JIT and Python workers
+    (a cold first replay took about twice a warm one's time, bench/RESULTS.md)."""
+    from cdc_jobs import jvm
+
+    mode = "CDC_REPLAY_JVM_DECODE"
+    archive = build_archive(fmt, messages, root / "warm-up")
+    ctx = Ctx(fmt, archive, None, root / "warm-up-out", messages, spark)
+    chosen = os.environ.get(mode)
+    if jvm.mode() == "auto":  # a small archive may stay below the JVM decode's threshold: warm the measured path
+        os.environ[mode] = "on"
+    try:
+        for side in STEPS["replay"]:
+            side(ctx)
+            shutil.rmtree(ctx.out, ignore_errors=True)
+    finally:
+        if chosen is None:
+            os.environ.pop(mode, None)
+        else:
+            os.environ[mode] = chosen
+    shutil.rmtree(archive)
+
+
 def run_step(step: str, ctx: Ctx, repeat: int, warmup: bool = True) -> dict:
     ours, peer = STEPS[step]
     if step.startswith("merge"):  # the shared input replay is made before timing (without a warm-up, ours paid for it)
@@ -319,7 +344,8 @@ def main() -> None:
     ap.add_argument("--repeat", type=int, default=2, help="measured runs per side (after one warm-up)")
     ap.add_argument("--files", type=int, default=0, help="archive files (default: 100k messages per file)")
     ap.add_argument("--no-warmup", action="store_true",
-                    help="skip the warm-up run per side (big archives; the SparkSession is shared anyway)")
+                    help="skip the warm-up run per side (big archives, every format in an hour); the session is "
+                         "still warmed once, by a small replay of the first format on each side")
     ap.add_argument("--json", help="also write the results as JSON to this file")
     args = ap.parse_args()
 
@@ -328,6 +354,8 @@ def main() -> None:
     spark = session("cdc-replay bench")
     results, codecs, failed = [], {}, []
     with tempfile.TemporaryDirectory() as tmp:
+        if args.no_warmup:
+            warm_session(spark, Path(tmp), args.formats.split(",")[0])
         for fmt in args.formats.split(","):
             archive = build_archive(fmt, args.messages, Path(tmp) / fmt, args.files)
             codecs[fmt] = bench_codec(fmt, archive)
