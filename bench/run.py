@@ -269,23 +269,18 @@ def warm_session(spark, root: Path, fmt: str, messages: int = 100_000) -> None:
     """One small replay of each side before anything is measured, for runs without a warm-up each
     (``--no-warmup``): without it the first format measured pays alone for the session's JIT and Python workers
     (a cold first replay took about twice a warm one's time, bench/RESULTS.md)."""
+    from unittest import mock
+
     from cdc_jobs import jvm
 
-    mode = "CDC_REPLAY_JVM_DECODE"
     archive = build_archive(fmt, messages, root / "warm-up")
     ctx = Ctx(fmt, archive, None, root / "warm-up-out", messages, spark)
-    chosen = os.environ.get(mode)
-    if jvm.mode() == "auto":  # a small archive may stay below the JVM decode's threshold: warm the measured path
-        os.environ[mode] = "on"
-    try:
+    # a small archive may stay below the JVM decode's threshold: warm the path the measured archives take
+    forced = {"CDC_REPLAY_JVM_DECODE": "on"} if jvm.mode() == "auto" else {}
+    with mock.patch.dict(os.environ, forced):  # the user's setting is back afterwards, also after a failure
         for side in STEPS["replay"]:
             side(ctx)
             shutil.rmtree(ctx.out, ignore_errors=True)
-    finally:
-        if chosen is None:
-            os.environ.pop(mode, None)
-        else:
-            os.environ[mode] = chosen
     shutil.rmtree(archive)
 
 
