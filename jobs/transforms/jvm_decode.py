@@ -131,7 +131,7 @@ def avro_decoded(fmt: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Rec
             stream = batch.column("lines")[i]
             over = batch.column("first_line")[i].as_py()
             if stream.is_valid:
-                lines = _stream_rows(stream)
+                lines = stream_rows(stream)
                 handover = pc.and_(pc.is_null(lines.column("value")), pc.is_null(lines.column("op")))
                 if pc.any(handover).as_py():
                     over = pc.min(pc.filter(lines.column("pos_offset"), handover)).as_py()
@@ -150,14 +150,27 @@ def avro_decoded(fmt: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.Rec
                 yield from decode_columns(fmt, read_avro(path, get_codec(fmt), skip=over - 1))
 
 
-def _stream_rows(stream: pa.Scalar) -> pa.RecordBatch:
-    """An adapter's Arrow IPC stream (``TwinRows``) as one batch, read without copying."""
-    lines = pa.ipc.open_stream(stream.as_buffer()).read_all()
-    if tuple(lines.column_names) != LINE_FIELDS:  # a jar built from other sources than this package's
-        raise RuntimeError(f"the JVM adapter wrote columns {lines.column_names}, expected {list(LINE_FIELDS)}")
+def stream_rows(stream: pa.Scalar | bytes) -> pa.RecordBatch:
+    """An adapter's Arrow IPC stream (``TwinRows``) as one batch of ``LINE_FIELDS``, read without copying but for
+    ``columns``: the stream holds each column list of its block once, at the first row that declares it, and
+    every row that declares one names it in ``columns_ref``, so the lists are put back on their rows here (one
+    ``take`` in C++ instead of the JVM writing every name and type of every row)."""
+    buffer = stream.as_buffer() if isinstance(stream, pa.Scalar) else pa.py_buffer(stream)
+    lines = pa.ipc.open_stream(buffer).read_all()
+    if tuple(lines.column_names) != (*LINE_FIELDS, "columns_ref"):  # a jar built from other sources than these
+        raise RuntimeError(f"the JVM adapter wrote columns {lines.column_names}, expected "
+                           f"{[*LINE_FIELDS, 'columns_ref']}")
+    refs = lines.column("columns_ref")
+    lines = lines.drop_columns(["columns_ref"])
     if not lines.num_rows:
         return pa.RecordBatch.from_pylist([], schema=lines.schema)
-    return lines.combine_chunks().to_batches()[0]
+    batch = lines.combine_chunks().to_batches()[0]
+    if refs.null_count == len(refs):
+        return batch
+    at = LINE_FIELDS.index("columns")
+    listed = batch.column(at)
+    columns = listed.filter(listed.is_valid()).take(refs.combine_chunks())
+    return batch.set_column(at, batch.schema.field(at), columns)
 
 
 def _avro_records(fmt: str, lines: pa.RecordBatch, writer_schema: str) -> tuple[pa.RecordBatch, int | None]:
@@ -213,7 +226,7 @@ def block_lines(blocks: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
     """Each block's rows (LineBlockDecode's stream, read without copying), with the block's ``pos_source``."""
     sources, streams = blocks.column("pos_source"), blocks.column("lines")
     for i in range(blocks.num_rows):
-        lines = _stream_rows(streams[i])
+        lines = stream_rows(streams[i])
         if lines.num_rows:
             yield lines.add_column(0, "pos_source", pa.repeat(sources[i], lines.num_rows))
 

@@ -22,7 +22,7 @@ from cdc_codecs.records import to_record
 from cdc_codecs.base import jvm_container_twins, jvm_declaration_text, jvm_declared
 from cdc_codecs.shared.avro import NAMED_TYPES, avro_dumps, avro_loads
 from cdc_codecs.shared.plain_rows import DECODED_ROW, TWIN_FIELDS
-from cdc_jobs.transforms.jvm_decode import LINE_FIELDS
+from cdc_jobs.transforms.jvm_decode import LINE_FIELDS, stream_rows
 from fuzz import corpus  # beside this file
 from test_canal_oms_fast_paths import alibaba_variants, messages, mutations
 
@@ -241,8 +241,8 @@ def jvm_rows(spark, fmt: str, raws: list[bytes]) -> list:
                                                           "first_line", "value").alias("lines")).collect()
     out: list = [None] * len(raws)
     for r in streams:
-        lines = pa.ipc.open_stream(r["lines"]).read_all()
-        assert tuple(lines.column_names) == LINE_FIELDS
+        lines = stream_rows(r["lines"])  # with each row's column list put back
+        assert tuple(lines.schema.names) == LINE_FIELDS
         rows = lines.to_pylist()  # maps as lists of (key, value) in order
         assert rows and all(x["pos_offset"] == r["first_line"] for x in rows)
         if rows[0]["value"] is not None:
@@ -315,7 +315,7 @@ def container_twin_rows(spark, twin: str, raws: list[bytes]) -> list:
                                                           "value").alias("lines")).collect()
     out: list = [None] * len(raws)
     for r in streams:
-        rows = pa.ipc.open_stream(r["lines"]).read_all().to_pylist()
+        rows = stream_rows(r["lines"]).to_pylist()
         assert rows and all(x["pos_offset"] == r["first_line"] for x in rows)
         assert rows[0]["value"] is not None or rows[0]["op"] is not None, "the twin could not read a valid record"
         if rows[0]["value"] is not None:

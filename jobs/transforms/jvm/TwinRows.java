@@ -53,7 +53,7 @@ final class TwinRows implements AutoCloseable {
             field("event_time_ms", INT64, true),
             field("sequence", LIST, true, field("item", new ArrowType.Decimal(38, 0, 128), true)),
             field("pos_index", INT32, true), field("vendor", UTF8, true), field("first_of_record", BOOL, true),
-            field("transaction_id", UTF8, true)));
+            field("transaction_id", UTF8, true), field("columns_ref", INT32, true)));
 
     private static Field field(String name, ArrowType type, boolean nullable, Field... children) {
         return new Field(name, new FieldType(nullable, type, null), children.length == 0 ? null : Arrays.asList(children));
@@ -74,7 +74,7 @@ final class TwinRows implements AutoCloseable {
     final VarCharVector op, database, table, tableName, vendor, transactionId;
     final MapVector before, after;
     final ListVector columns, primaryKey, sequence;
-    final IntVector posIndex;
+    final IntVector posIndex, columnsRef;
     final BitVector first;
     // the children of the nested vectors, looked up once
     final StructVector columnItem, beforeEntries, afterEntries;
@@ -83,6 +83,11 @@ final class TwinRows implements AutoCloseable {
     final BitVector columnNumber;
     final DecimalVector sequenceItem;
     int count;
+    // The column lists of the block, by identity: a decoder hands every event of a declaration the same list
+    // (DeclaredJson keeps its recent ones), so the block holds each list once, at the first row that declares
+    // it, and columns_ref numbers the lists in that order; stream_rows (jvm_decode.py) puts them back on every
+    // row in C++. Written per row, the column lists were about a third of the values this class wrote.
+    private final java.util.IdentityHashMap<List<Object[]>, Integer> columnLists = new java.util.IdentityHashMap<>();
 
     TwinRows() {
         root = VectorSchemaRoot.create(SCHEMA, ALLOCATOR);
@@ -103,6 +108,7 @@ final class TwinRows implements AutoCloseable {
         vendor = (VarCharVector) root.getVector("vendor");
         first = (BitVector) root.getVector("first_of_record");
         transactionId = (VarCharVector) root.getVector("transaction_id");
+        columnsRef = (IntVector) root.getVector("columns_ref");
         columnItem = (StructVector) columns.getDataVector();
         columnName = (VarCharVector) columnItem.getChild("name");
         columnType = (VarCharVector) columnItem.getChild("type_name");
@@ -183,16 +189,14 @@ final class TwinRows implements AutoCloseable {
         image(after, afterEntries, afterKeys, afterValues, i, (Map<String, String>) r[5]);
         if (r[6] != null) {
             List<Object[]> cols = (List<Object[]>) r[6];
-            int at = columns.startNewValue(i);
-            for (Object[] c : cols) {
-                text(columnName, at, c[0]);
-                text(columnType, at, c[1]);
-                if (c[2] != null) columnJdbc.setSafe(at, (Integer) c[2]);
-                if (c[3] != null) columnNumber.setSafe(at, (Boolean) c[3] ? 1 : 0);
-                columnItem.setIndexDefined(at);
-                at++;
+            Integer ref = columnLists.get(cols);
+            if (ref != null) {  // written at an earlier row of the block: that list's number only
+                columnsRef.setSafe(i, ref);
+            } else {
+                columnsRef.setSafe(i, columnLists.size());
+                columnLists.put(cols, columnLists.size());
+                columnList(i, cols);
             }
-            columns.endValue(i, cols.size());
         }
         if (r[7] != null) {
             List<String> pk = (List<String>) r[7];
@@ -211,6 +215,19 @@ final class TwinRows implements AutoCloseable {
         text(vendor, i, r[11]);
         if (r[12] != null) first.setSafe(i, (Boolean) r[12] ? 1 : 0);
         if (r.length > 13) text(transactionId, i, r[13]);  // optional: a twin may leave it off
+    }
+
+    private void columnList(int i, List<Object[]> cols) {
+        int at = columns.startNewValue(i);
+        for (Object[] c : cols) {
+            text(columnName, at, c[0]);
+            text(columnType, at, c[1]);
+            if (c[2] != null) columnJdbc.setSafe(at, (Integer) c[2]);
+            if (c[3] != null) columnNumber.setSafe(at, (Boolean) c[3] ? 1 : 0);
+            columnItem.setIndexDefined(at);
+            at++;
+        }
+        columns.endValue(i, cols.size());
     }
 
     private static void text(VarCharVector v, int i, Object s) {
