@@ -53,6 +53,14 @@ def _clock(seconds: float) -> str:
     return f"{s // 3600}:{s % 3600 // 60:02d}:{s % 60:02d}"
 
 
+def _java_ints(arrays: Any, java_array: Any) -> list[int]:
+    """A Java int[] in one py4j call (``arrays``: the JVM's java.util.Arrays). pyspark's tracker returns
+    list(JavaArray), which asks for the length and then each element: two round trips per job, 2,000 per poll
+    once a shared session has run the 1,000 jobs Spark retains (0.2 s a poll measured on a loaded CI machine)."""
+    text = str(arrays.toString(java_array))
+    return [int(x) for x in text[1:-1].split(", ")] if len(text) > 2 else []
+
+
 class SparkStatus:
     """Reads jobs, stages, task counts and input records of one SparkContext. Stages that finished are read
     once and cached, so a poll costs O(active stages), not O(all stages of the run)."""
@@ -87,17 +95,11 @@ class SparkStatus:
         except Exception:  # the stage left the store (retention) or the JVM is going away
             return 0
 
-    def _ints(self, java_array: Any) -> list[int]:
-        """A Java int[] in one py4j call. pyspark's tracker returns list(JavaArray), which asks for the length
-        and then each element: two round trips per job, 2,000 per poll once a shared session has run the
-        1,000 jobs Spark retains (0.2 s a poll measured on a loaded CI machine)."""
-        text = str(self._arrays.toString(java_array))
-        return [int(x) for x in text[1:-1].split(", ")] if len(text) > 2 else []
-
     def snapshot(self, started: float) -> Snapshot:
         stage_ids: set[int] = set()
         finished: set[int] = set()  # stages of finished jobs: done, or skipped (their output was reused)
-        for job_id in self._ints(self._jtracker.getJobIdsForGroup(None)):  # jobs without a group: the command's own
+        # jobs without a group: the command's own
+        for job_id in _java_ints(self._arrays, self._jtracker.getJobIdsForGroup(None)):
             if job_id in self._earlier_jobs:
                 continue
             if job_id in self._finished_jobs:  # a finished job never changes: no py4j call for it
@@ -106,12 +108,12 @@ class SparkStatus:
                 continue
             info = self.tracker.getJobInfo(job_id)
             if info is not None:
-                job_stages = tuple(self._ints(info.stageIds))
+                job_stages = tuple(_java_ints(self._arrays, info.stageIds))
                 stage_ids.update(job_stages)
                 if info.status in ("SUCCEEDED", "FAILED"):
                     finished.update(job_stages)
                     self._finished_jobs[job_id] = job_stages
-        active = set(self._ints(self._jtracker.getActiveStageIds()))
+        active = set(_java_ints(self._arrays, self._jtracker.getActiveStageIds()))
         done_stages = tasks = done_tasks = records = 0
         for sid in stage_ids:
             if sid in self._done:
@@ -158,8 +160,7 @@ def _job_ids(sc: Optional[Any]) -> frozenset[int]:
     if sc is None:
         return frozenset()
     try:
-        tracker = sc.statusTracker()
-        return frozenset(tracker.getJobIdsForGroup(None))
+        return frozenset(_java_ints(sc._jvm.java.util.Arrays, sc.statusTracker()._jtracker.getJobIdsForGroup(None)))
     except Exception:  # the context is still starting or already stopping: nothing of it to leave out
         return frozenset()
 
