@@ -185,7 +185,7 @@ class DrsJsonCodec(Codec):
                "millis": ("es", "scalar"), "sequence": ("id", "integer"),
                "type_names": ("mysqlType", "object"), "type_codes": ("sqlType", "object")},
         writes={"mysqlType": "type_names", "id": "sequence_number", "es": "millis_number_or_null",
-                "ts": "millis_number_or_null", "database": "database_or_empty", "table": "table", "type": "op",
+                "ts": "record_millis", "database": "database_or_empty", "table": "table", "type": "op",
                 "isDdl": "=false", "sql": '=""', "sqlType": "type_codes", "data": "null", "old": "null",
                 "pkNames": "key_list_or_null"},
         requires={"isDdl": ("false", "true")}, null_cells_declare=True, names_stripped=True, types_complete=True,

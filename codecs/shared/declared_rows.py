@@ -21,13 +21,14 @@ from .required import Need
 READ_KINDS = frozenset({"text", "digits", "scalar", "number", "integer", "object", "list"})
 # What the encoder writes at a key (DeclaredJson.written): from the canonical fields the message was read to; or
 # "=" and a JSON constant ("=0", '="ROWDATA"', "=[]").
+# "record_millis": a Kafka record's timestamp where it has one, else the event time (epoch millis), else null.
 RENDERINGS = frozenset({"null", "op", "database", "table", "qualified_table", "seconds_number", "seconds_text",
                         "seconds_text_or_null", "millis_number", "millis_number_or_null", "object_if_time",
                         "stamp_micros", "stamp_seconds", "sequence_number", "sequence_text", "sequence_digits20",
                         "sequence_first_text", "sequence_second_number", "column_specs",
                         "transaction_text", "transaction_number", "key_list", "key_list_or_empty", "key_text",
                         "key_values", "row_id", "type_names", "type_codes",
-                        "database_or_empty", "key_list_or_null"})
+                        "database_or_empty", "key_list_or_null", "record_millis"})
 
 
 @dataclass(frozen=True)

@@ -21,9 +21,10 @@ def capability_rows() -> list[dict]:
 
 
 def _jvm(codec) -> str:
-    """Where a file replay decodes the format in Spark's JVM (``cdc_jobs.transforms.jvm_decode``; its plain
-    messages, the rest in Python): by a declaration of its keys' roles, or by a twin of its container fast path."""
-    kinds = ["declared, line archives"] if jvm_declaration_text(codec) else []
+    """Where a replay decodes the format in Spark's JVM (``cdc_jobs.transforms.jvm_decode``; its plain messages, the
+    rest in Python): by a declaration of its keys' roles (line archives and Kafka topics), or by a twin of its
+    container fast path."""
+    kinds = ["declared, line archives and Kafka topics"] if jvm_declaration_text(codec) else []
     kinds += ["twin, Avro container archives"] if jvm_container_twins(codec) else []
     return "; ".join(kinds) or "no"
 

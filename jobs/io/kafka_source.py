@@ -5,7 +5,8 @@ lookback, or a checkpoint's next offsets) and fixes every partition's end, so a 
 however often it runs. Spark's Kafka source (spark-sql-kafka-0-10: the Java consumer in the executors) then reads
 exactly those offset ranges, ``read_committed``, cut into bounded Spark partitions; the rows keep their positions
 (topic, partition, offset, timestamp, key, headers). With a format they are decoded by the same Arrow path as
-archived files (``cdc_jobs.transforms.decode``).
+archived files (``cdc_jobs.transforms.decode``), or, where the format declares its keys' roles and the plan holds
+enough records, by the declared decode in the JVM (``cdc_jobs.transforms.jvm_decode.decode_records``): the same rows.
 
 Tombstones (records with a null value) are passed on as rows with ``value`` null: they are not CDC messages,
 and the replay counts them as ``tombstones`` (``is_tombstone()``) instead of dropping them silently.
@@ -196,6 +197,10 @@ def read_plan(spark: SparkSession, plan: KafkaPlan, max_records_per_split: int,
     raw = raw_frame(spark, plan, max_records_per_split, client_config)
     if not fmt:
         return raw
+    from cdc_jobs.transforms import jvm_decode
+
+    if jvm_decode.runs_records(spark, fmt, sum(r.size for r in plan.ranges)):
+        return jvm_decode.decode_records(raw, fmt)
 
     def decode(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
         from cdc_jobs.transforms.decode import decode_batches

@@ -1,6 +1,6 @@
-"""The decode step where the messages are in the JVM: line files of a format whose codec declares its keys' roles for
-the declared decode (``Codec.jvm_declaration``, ``shared/jvm/DeclaredJson.java``, built by ``cdc_jobs.jvm``), and
-Avro container files of a layout whose container fast path has a twin (``ContainerDecoder.jvm_rows``).
+"""The decode step where the messages are in the JVM: line files and Kafka records of a format whose codec declares
+its keys' roles for the declared decode (``Codec.jvm_declaration``, ``shared/jvm/DeclaredJson.java``, built by
+``cdc_jobs.jvm``), and Avro container files of a layout whose container fast path has a twin (``ContainerDecoder.jvm_rows``).
 
 The file reader's tasks hand Spark blocks of whole lines (``cdc_jobs.io.files.read_blocks``: no Python work per
 line). ``LineBlockDecode`` (``jobs/transforms/jvm/``) splits and numbers the lines as the Python reader does and
@@ -10,6 +10,12 @@ The Python tasks after it (``_finish``) read the streams without copying, decode
 (``decode.decode_columns``: the reference, with its dead letters), complete the twin's rows with Arrow kernels (no
 Python object per row), and hand Spark the DECODED rows the Python reader would. The rows are the ones the Python
 path gives (``tests/jobs/test_jvm_decode.py``); only where the time goes changes (``bench/RESULTS.md``).
+
+Kafka records of such a format go the same way with ``RecordBlockDecode`` (``decode_records``): Spark's Kafka
+source reads them, the JVM cuts each Spark partition's records into blocks of consecutive records of one topic
+partition (no shuffle) and decodes them; the Python tasks give each row its record's position (offset, timestamp,
+key, headers) and decode the declined records, tombstones included, as the Python path does
+(``tests/jobs/test_kafka_replay.py``).
 
 Container files go the same way with ``AvroBlockDecode`` (``cdc_jobs.io.files.read_avro_blocks`` frames their
 blocks; ``avro_decoded`` finishes): the declined records reach the codec as the datum ``read_avro`` would have
@@ -104,6 +110,88 @@ def decode_blocks(blocks: DataFrame, fmt: str) -> DataFrame:
     lines = F.call_function(LINE_BLOCK_DECODE, F.lit(declaration), F.col("first_line"), F.col("value"))
     return blocks.select("pos_source", lines.alias("lines")) \
         .mapInArrow(codec_env.carried(_finish(fmt)), DECODED_SPARK)
+
+
+# Kafka records a block of RecordBlockDecode holds: about a line file's block (1 MiB) of typical CDC messages.
+RECORDS_PER_BLOCK = 4096
+
+
+def runs_records(spark: SparkSession, fmt: str, records: int) -> bool:
+    """Whether this session decodes ``records`` Kafka records of ``fmt`` in the JVM: as ``runs`` says of line files
+    of that many bytes, counting ``BYTES_PER_RECORD`` a record (a Kafka plan knows its records, not their size)."""
+    from cdc_jobs import jvm
+
+    mode = jvm.mode()
+    codec = get_codec(fmt)
+    if mode == "off" or not jvm_declaration_text(codec):
+        return False
+    least = MIN_BYTES if _fast_in_python(codec) else MIN_DECLARED_BYTES
+    if mode == "auto" and records * BYTES_PER_RECORD < least:
+        return False
+    return jvm.available(spark)
+
+
+# What the size thresholds count a Kafka record as: the bench's canal-json messages are 300-400 bytes.
+BYTES_PER_RECORD = 350
+
+
+def decode_records(raw: DataFrame, fmt: str) -> DataFrame:
+    """RAW rows of Kafka records -> DECODED rows, the declared decode in the JVM (``RecordBlockDecode``: blocks of
+    consecutive records of a topic partition, in the Spark partitions the source read them in, no shuffle)."""
+    spark = raw.sparkSession
+    declaration = jvm_declaration_text(get_codec(fmt))
+    blocks = DataFrame(spark._jvm.cdcreplay.jobs.RecordBlockDecode.blocks(raw._jdf, declaration, RECORDS_PER_BLOCK),
+                       spark)
+    return blocks.mapInArrow(codec_env.carried(lambda batches: records_decoded(fmt, batches)), DECODED_SPARK)
+
+
+def records_decoded(fmt: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """RecordBlockDecode's block rows -> DECODED batches in record order, each record at its Kafka position."""
+    for blocks in batches:
+        for i in range(blocks.num_rows):
+            lines = stream_rows(blocks.column("lines")[i])
+            if lines.num_rows:
+                yield _record_rows(fmt, {name: blocks.column(name)[i] for name in blocks.column_names}, lines)
+
+
+# The positions of a record (RAW's pos_ fields) and where a block row keeps them: one per block, or a list.
+_BLOCK_POSITIONS = {"pos_offset": "offsets", "pos_timestamp_ms": "stamps", "pos_key": "keys",
+                    "pos_headers": "headers"}
+
+
+def _record_rows(fmt: str, block: dict[str, pa.Scalar], lines: pa.RecordBatch) -> pa.RecordBatch:
+    """One block's rows: the twin's pos_offset is the record's number in the block (``record`` below); every row is
+    given its record's position before the declined records are decoded (their dead letters name it) and the
+    rows are put in order."""
+    number = lines.column("pos_offset")
+    n = lines.num_rows
+    lists = {field: block[listed].values.take(number) for field, listed in _BLOCK_POSITIONS.items()}
+    lines = lines.set_column(0, "pos_offset", lists["pos_offset"]).append_column("record", number)
+    lines = lines.add_column(0, "pos_source", pa.repeat(block["pos_source"], n))
+    tombstones = set(block["tombstones"].as_py())
+
+    def decline(raw: pa.RecordBatch) -> list[pa.RecordBatch]:
+        from cdc_jobs.transforms.decode import decode_columns
+
+        numbers = raw.column("record")
+        cols = {field: values.take(numbers).to_pylist() for field, values in
+                ((f, block[listed].values) for f, listed in _BLOCK_POSITIONS.items())}
+        cols["pos_source"] = [block["pos_source"].as_py()] * raw.num_rows
+        cols["pos_partition"] = [block["pos_partition"].as_py()] * raw.num_rows
+        cols["value"] = [None if k in tombstones else v
+                         for k, v in zip(numbers.to_pylist(), raw.column("value").to_pylist())]
+        return list(decode_columns(fmt, [cols]))
+
+    def complete(took: pa.RecordBatch) -> pa.RecordBatch:
+        rows = completed(fmt, took)
+        numbers = took.column("record")
+        for field, listed in (*_BLOCK_POSITIONS.items(), ("pos_partition", None)):
+            at = DECODED_ARROW.get_field_index(field)
+            values = pa.repeat(block[field], took.num_rows) if listed is None else block[listed].values.take(numbers)
+            rows = rows.set_column(at, DECODED_ARROW.field(at), values.cast(DECODED_ARROW.field(at).type))
+        return rows
+
+    return _merged(fmt, "lines", lines, decline, complete)
 
 
 def decode_avro_blocks(blocks: DataFrame, fmt: str) -> DataFrame:
@@ -244,9 +332,9 @@ def decoded(fmt: str, lines: pa.RecordBatch) -> pa.RecordBatch:
     return _merged(fmt, "lines", lines, decline)
 
 
-def _merged(fmt: str, layout: str, lines: pa.RecordBatch, decline) -> pa.RecordBatch:
+def _merged(fmt: str, layout: str, lines: pa.RecordBatch, decline, complete=None) -> pa.RecordBatch:
     """A twin's rows -> DECODED rows in message order: the declined messages decoded by ``decline`` (rows ->
-    DECODED batches), the twin's rows completed."""
+    DECODED batches), the twin's rows completed (by ``complete``, else as ``completed`` does for the layout)."""
     declined = pc.is_valid(lines.column("value"))
     parts = []
     if pc.any(declined).as_py():
@@ -255,7 +343,7 @@ def _merged(fmt: str, layout: str, lines: pa.RecordBatch, decline) -> pa.RecordB
     else:
         took = lines
     if took.num_rows:
-        parts.append(completed(fmt, took, layout))
+        parts.append(complete(took) if complete is not None else completed(fmt, took, layout))
     if len(parts) == 1:
         return parts[0]
     table = pa.Table.from_batches(parts, schema=DECODED_ARROW)

@@ -293,3 +293,20 @@ def test_an_avro_replay_in_the_jvm_gives_what_the_python_path_gives(spark, avro_
     assert jvm_out["counts"]["dead_letters"] == 2 and len(jvm_out["events"]) > 300
     assert ("encoded" in jvm_out) == bool(to_format)
     assert jvm_out == python_out
+
+
+def test_a_kafka_plan_decodes_in_the_jvm_from_as_many_records_as_a_file_from_bytes(spark, monkeypatch):
+    """A Kafka plan knows its records, not their bytes: it counts BYTES_PER_RECORD a record against the same
+    thresholds; a format without a declaration always decodes in Python."""
+    monkeypatch.delenv("CDC_REPLAY_JVM_DECODE", raising=False)
+    per = jvm_decode.BYTES_PER_RECORD
+    monkeypatch.setattr(jvm_decode, "MIN_DECLARED_BYTES", 1000 * per)
+    monkeypatch.setattr(jvm_decode, "MIN_BYTES", 5000 * per)
+    assert jvm_decode.runs_records(spark, "maxwell-json", 1000) and not jvm_decode.runs_records(spark, "maxwell-json",
+                                                                                                 999)
+    assert not jvm_decode.runs_records(spark, "canal-json", 4999) and jvm_decode.runs_records(spark, "canal-json", 5000)
+    assert not jvm_decode.runs_records(spark, "debezium-json", 10**9)
+    monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "on")
+    assert jvm_decode.runs_records(spark, "maxwell-json", 1)
+    monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "off")
+    assert not jvm_decode.runs_records(spark, "maxwell-json", 10**9)

@@ -135,3 +135,64 @@ def test_a_corrupt_message_is_a_dead_letter_read_again_from_its_partition_only(k
         [("dl-in", 1, partition_1["last_offset"], corrupt)]
     assert "canal-json" in dead[0]["dl_reason"]
     assert sum(sum(ops.values()) for ops in counts["events"].values()) + sum(counts["control"].values()) == n
+
+
+# Canal messages the JVM declines (a DDL) or cannot parse (the dead letter); the other formats': test_jvm_decode's.
+CANAL_ODD = {"canal-json": {5: b'{"database":"shop","table":"t","type":"ALTER","isDdl":true,"es":1,"ts":2,"id":3,'
+                               b'"sql":"ALTER TABLE t ADD c int","data":null,"old":null,"pkNames":null}',
+                            8: b'{"database":"shop","table":"customers","type":"UPDATE","data":[{"id":"1"'}}
+
+
+def kafka_outputs(out: Path) -> dict:
+    """What a user reads of a Kafka replay: counts, and events and dead letters in topic, partition, offset order."""
+    import pyarrow.dataset as ds
+
+    got = {"counts": json.loads((out / "counts.json").read_text())}
+    order = [(c, "ascending") for c in ("pos_source", "pos_partition", "pos_offset", "pos_index")]
+    for sub in ("events", "dead_letters"):
+        got[sub] = ds.dataset(out / sub, format="parquet", partitioning="hive").to_table().sort_by(order).to_pylist()
+    return got
+
+
+@pytest.mark.parametrize("fmt", ["canal-json", "maxwell-json", "drs-json", "oms-shareplex"])
+def test_a_topic_decoded_in_the_jvm_replays_as_the_python_path_does(kafka_broker, tmp_path, monkeypatch, fmt):
+    """A topic of a format with a declared JVM decode, over two partitions, in splits smaller than the JVM's blocks:
+    messages it takes, messages it declines (the codec decodes them), a broken one, a tombstone, keys and headers.
+    Decoded in the JVM (RecordBlockDecode) or in Python, a user reads the same events, dead letters and counts, every
+    record at its own topic, partition and offset."""
+    from test_jvm_decode import ODD_LINES  # beside this file (tests/jobs is on sys.path)
+
+    from cdc_jobs.transforms import jvm_decode
+
+    b = kafka_broker
+    topic = f"jvm-{fmt}"
+    b.create_topic(topic, 2)
+    w = simulate(7, "2024-01-01", rows=40, changes=200)
+    codec = get_codec(fmt)
+    messages = [m for e in w.snapshot + w.changes for m in codec.encode([e])]
+    values = [m.value for m in messages]
+    for i, line in {**ODD_LINES, **CANAL_ODD}[fmt].items():
+        values[i] = line
+    recs = [(i % 2, m.key, v, [("trace", str(i).encode())] if i % 3 == 0 else [], 1704067200000 + i)
+            for i, (m, v) in enumerate(zip(messages, values))]
+    recs.insert(10, (1, b"gone", None))  # a tombstone between the messages of partition 1
+    b.produce(topic, recs)
+    calls = []
+    monkeypatch.setattr(jvm_decode, "decode_records",
+                        lambda *a, _f=jvm_decode.decode_records: calls.append(1) or _f(*a))
+    monkeypatch.setattr(jvm_decode, "RECORDS_PER_BLOCK", 64)  # blocks end inside a split, and at its end
+
+    def replay(mode: str) -> dict:
+        monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", mode)
+        out = tmp_path / mode
+        assert cli.main(["replay", "--source", b.url(topic), "--format", fmt, "--max-records-per-split", "150",
+                         "--out", str(out)]) == 0
+        return kafka_outputs(out)
+
+    jvm, python = replay("on"), replay("off")
+    assert calls == [1, 1], "the replay did not decode in the JVM (its one pass, then the dead letter's partition)"
+    assert jvm["counts"]["records_read"] == len(recs) and jvm["counts"]["tombstones"] == 1
+    assert jvm["counts"]["dead_letters"] == 1 and len(jvm["events"]) > 200
+    assert {(e["pos_partition"], e["pos_key"]) for e in jvm["events"]} >= {(0, messages[0].key), (1, messages[1].key)}
+    assert any(e["pos_headers"] for e in jvm["events"])
+    assert jvm == python

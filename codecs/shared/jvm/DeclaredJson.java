@@ -217,6 +217,15 @@ public final class DeclaredJson implements PlainDecoder {
 
     @Override
     public List<Object[]> rows(byte[] buf, int off, int len) {
+        return rows(buf, off, len, null);
+    }
+
+    // The timestamp of the Kafka record being decoded (null: none, or a line of a file), for "record_millis".
+    private Long recordMillis;
+
+    @Override
+    public List<Object[]> rows(byte[] buf, int off, int len, Long recordMillis) {
+        this.recordMillis = recordMillis;
         try {
             return decode(buf, off, len);
         } catch (JsonChecks.Decline | java.io.IOException | ArithmeticException e) {
@@ -1025,6 +1034,10 @@ public final class DeclaredJson implements PlainDecoder {
         switch (rendering) {
             case "null": return NULL;
             case "millis_number_or_null": return row.ms == null ? NULL : new Num(Long.toString(row.ms));
+            case "record_millis": {  // the record's timestamp where it has one, else the event time's
+                Long ms = recordMillis != null ? recordMillis : row.ms;
+                return ms == null ? NULL : new Num(Long.toString(ms));
+            }
             case "database_or_empty": return row.database == null ? "" : row.database;
             case "key_list_or_null": return row.key.isEmpty() ? NULL : new ArrayList<Object>(row.key);
             case "millis_number": return row.ms == null ? MISSING : new Num(Long.toString(row.ms));

@@ -24,4 +24,10 @@ public interface PlainDecoder {
      * this decode takes.
      */
     List<Object[]> rows(byte[] buf, int off, int len);
+
+    /** The rows of a Kafka record's message, whose timestamp ({@code recordMillis}, null: none) an encoder may
+     *  write (DRS's {@code ts}). */
+    default List<Object[]> rows(byte[] buf, int off, int len, Long recordMillis) {
+        return rows(buf, off, len);
+    }
 }
