@@ -6,7 +6,8 @@ and one SparkSession, with the decode in the JVM (``RecordBlockDecode``, the dec
 
 Each format's topic holds one simulated day of its messages cycled (``bench.run._day_messages``), keyed, over the
 partitions, written by Spark's Kafka sink. The peer is the format's file peer (``bench.peers.JSON_PEERS``: from_json
-with the format's schema -> rows -> Parquet by table) with Spark's Kafka source in place of the text reader. Each
+with the format's schema -> rows -> Parquet by table; dts-avro: ``bench.avro_peers``, fastavro in ``mapInArrow``)
+with Spark's Kafka source in place of the file reader. Each
 side runs once to warm up, then ``--repeat`` rounds of JVM, Python, peer; ratios are peer / ours, best of each.
 Needs ``python -m cdc_jobs.jvm`` (the broker's and the connector's jars).
 """
@@ -31,9 +32,11 @@ from kafka_broker import start_broker  # noqa: E402  (the tests' broker: KRaft, 
 from bench.run import _cli, _day_messages  # noqa: E402
 
 
-def produce(spark, bootstrap: str, topic: str, fmt: str, partitions: int, n: int) -> float:
-    """n messages of ``fmt`` (one simulated day cycled), round-robin over the partitions, by Spark's Kafka sink."""
-    day = [(i, key, value) for i, (key, value) in enumerate(_day_messages(fmt))]
+def produce(spark, bootstrap: str, topic: str, fmt: str, partitions: int, n: int, rows: int = 500,
+            changes: int = 5000) -> float:
+    """n messages of ``fmt`` (one simulated day of ``rows`` and ``changes`` cycled), round-robin over the
+    partitions, by Spark's Kafka sink."""
+    day = [(i, key, value) for i, (key, value) in enumerate(_day_messages(fmt, rows=rows, changes=changes))]
     started = time.monotonic()
     messages = spark.createDataFrame(day, "i long, key binary, value binary")
     (spark.range(n).withColumn("i", F.col("id") % len(day)).join(F.broadcast(messages), "i")
@@ -44,13 +47,17 @@ def produce(spark, bootstrap: str, topic: str, fmt: str, partitions: int, n: int
 
 
 def peer(spark, bootstrap: str, topic: str, fmt: str, out: Path) -> None:
-    """The file peer of ``fmt`` reading the topic: Spark's Kafka source, from_json, rows, Parquet by table."""
+    """The file peer of ``fmt`` reading the topic: Spark's Kafka source, from_json (an Avro format: fastavro in
+    ``mapInArrow``), rows, Parquet by table."""
+    from bench import avro_peers
     from bench.peers import JSON_PEERS
 
+    records = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
+               .option("startingOffsets", "earliest").option("endingOffsets", "latest").load())
+    if fmt in avro_peers.KAFKA_ROWS:
+        return avro_peers.replay_kafka(fmt, records, out)
     p = JSON_PEERS[fmt]
-    msgs = (spark.read.format("kafka").option("kafka.bootstrap.servers", bootstrap).option("subscribe", topic)
-            .option("startingOffsets", "earliest").option("endingOffsets", "latest").load()
-            .select(F.from_json(F.col("value").cast("string"), p.schema).alias("m")).select("m.*"))
+    msgs = records.select(F.from_json(F.col("value").cast("string"), p.schema).alias("m")).select("m.*")
     p.rows(msgs).write.mode("overwrite").partitionBy("table_name").parquet(str(out / "events"))
 
 

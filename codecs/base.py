@@ -254,6 +254,9 @@ class Codec:
     # decode step may read this codec's Avro container archives as blocks for the JVM. Read from the codec's own
     # class only, as ``jvm_declaration`` is.
     jvm_container_decoders: bool = False
+    # A JVM decode of one whole message (a ``PlainDecoder`` class: a Kafka record's value) for a codec without a
+    # declaration, e.g. its container twins read to the message's end. Read from the codec's own class only.
+    jvm_message_decoder: Optional[str] = None
 
     def plain_rows(self, raw: bytes, at: tuple) -> Optional[list[tuple]]:
         """An optional fast path of the decode step for the shape most of a format's messages have: the DECODED
@@ -335,6 +338,12 @@ def jvm_declaration_text(codec: Codec) -> Optional[str]:
     if type(codec).__dict__.get("jvm_declaration") is not None:  # the instance's: it may narrow its class's
         return codec.jvm_declaration.text(codec.required.needs)
     return None
+
+
+def jvm_message_text(codec: Codec) -> Optional[str]:
+    """What decodes one of the codec's messages (a Kafka record's value) in the JVM: its declaration's text, or its
+    own class's ``jvm_message_decoder``, or None."""
+    return jvm_declaration_text(codec) or type(codec).__dict__.get("jvm_message_decoder")
 
 
 def jvm_declared(codec: Codec) -> bool:

@@ -419,6 +419,8 @@ class DtsAvroCodec(Codec):
 
     # jvm/DtsAvroPlain.java: the twin of dts_avro_rows.plain_rows, for each layout (``_JVM_ROWS``)
     jvm_container_decoders = True
+    # a Kafka record: the twin of the layout that reads it to its end (jvm/DtsAvroMessage.java)
+    jvm_message_decoder = "cdcreplay.codecs.dts.DtsAvroMessage"
 
     def container_decoder(self, writer_schema: Any) -> Optional[ContainerDecoder]:
         for schema, born in ((RECORD15, True), (RECORD14, False)):

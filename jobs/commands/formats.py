@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from cdc_codecs.base import jvm_container_twins, jvm_declaration_text
+from cdc_codecs.base import jvm_container_twins, jvm_declaration_text, jvm_message_text
 from cdc_codecs.registry import FORMATS, get_codec
 
 
@@ -25,7 +25,9 @@ def _jvm(codec) -> str:
     rest in Python): by a declaration of its keys' roles (line archives and Kafka topics), or by a twin of its
     container fast path."""
     kinds = ["declared, line archives and Kafka topics"] if jvm_declaration_text(codec) else []
-    kinds += ["twin, Avro container archives"] if jvm_container_twins(codec) else []
+    twin_kafka = not jvm_declaration_text(codec) and jvm_message_text(codec)
+    kinds += [f"twin, Avro container archives{' and Kafka topics' if twin_kafka else ''}"] \
+        if jvm_container_twins(codec) else []
     return "; ".join(kinds) or "no"
 
 

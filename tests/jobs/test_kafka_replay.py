@@ -137,10 +137,12 @@ def test_a_corrupt_message_is_a_dead_letter_read_again_from_its_partition_only(k
     assert sum(sum(ops.values()) for ops in counts["events"].values()) + sum(counts["control"].values()) == n
 
 
-# Canal messages the JVM declines (a DDL) or cannot parse (the dead letter); the other formats': test_jvm_decode's.
+# Canal messages the JVM declines (a DDL) or cannot parse (the dead letter), a DTS record it cannot read (the dead
+# letter); the other formats': test_jvm_decode's.
 CANAL_ODD = {"canal-json": {5: b'{"database":"shop","table":"t","type":"ALTER","isDdl":true,"es":1,"ts":2,"id":3,'
                                b'"sql":"ALTER TABLE t ADD c int","data":null,"old":null,"pkNames":null}',
-                            8: b'{"database":"shop","table":"customers","type":"UPDATE","data":[{"id":"1"'}}
+                            8: b'{"database":"shop","table":"customers","type":"UPDATE","data":[{"id":"1"'},
+             "dts-avro": {8: b"\x02not a DTS record"}}
 
 
 def kafka_outputs(out: Path) -> dict:
@@ -154,12 +156,12 @@ def kafka_outputs(out: Path) -> dict:
     return got
 
 
-@pytest.mark.parametrize("fmt", ["canal-json", "maxwell-json", "drs-json", "oms-shareplex"])
+@pytest.mark.parametrize("fmt", ["canal-json", "maxwell-json", "drs-json", "oms-shareplex", "dts-avro"])
 def test_a_topic_decoded_in_the_jvm_replays_as_the_python_path_does(kafka_broker, tmp_path, monkeypatch, fmt):
-    """A topic of a format with a declared JVM decode, over two partitions, in splits smaller than the JVM's blocks:
-    messages it takes, messages it declines (the codec decodes them), a broken one, a tombstone, keys and headers.
-    Decoded in the JVM (RecordBlockDecode) or in Python, a user reads the same events, dead letters and counts, every
-    record at its own topic, partition and offset."""
+    """A topic of a format with a JVM decode (declared; dts-avro's twins), over two partitions, in splits smaller than
+    the JVM's blocks: messages it takes, messages it declines (the codec decodes them), a broken one, a tombstone,
+    keys and headers. Decoded in the JVM (RecordBlockDecode) or in Python, a user reads the same events, dead letters
+    and counts, every record at its own topic, partition and offset."""
     from test_jvm_decode import ODD_LINES  # beside this file (tests/jobs is on sys.path)
 
     from cdc_jobs.transforms import jvm_decode

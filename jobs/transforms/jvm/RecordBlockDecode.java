@@ -20,7 +20,7 @@ import java.util.Objects;
 /**
  * Kafka records (RAW rows: {@code cdc_jobs.schemas.RAW_SPARK}, as Spark's Kafka source reads them) -> blocks of up to
  * {@code perBlock} consecutive records of one topic partition, each decoded by the codec's declared decode
- * ({@code DeclaredJson}) into one Arrow IPC stream ({@link TwinRows}, pos_offset being the record's number in its
+ * ({@code DeclaredJson}) or its message decoder (a {@link PlainDecoder} class) into one Arrow IPC stream ({@link TwinRows}, pos_offset being the record's number in its
  * block), beside the records' positions as Spark arrays. The records stay in the order the source read them, inside
  * the Spark partition they were read in: no shuffle. A null value (a tombstone) is declined like a message the decode
  * does not take, and its number is listed in {@code tombstones}, so that Python counts it as the Python path does.
@@ -46,14 +46,14 @@ public final class RecordBlockDecode {
     }
 
     /** The block rows of {@code raw} (called from Python: {@code cdc_jobs.transforms.jvm_decode.decode_records}). */
-    public static Dataset<Row> blocks(Dataset<Row> raw, String declaration, int perBlock) {
+    public static Dataset<Row> blocks(Dataset<Row> raw, String decoder, int perBlock) {
         if (perBlock < 1) throw new IllegalArgumentException("perBlock must be at least 1, got " + perBlock);
         StructType schema = blockSchema(raw.schema());
         int[] at = {raw.schema().fieldIndex("pos_source"), raw.schema().fieldIndex("pos_partition"),
                 raw.schema().fieldIndex("pos_offset"), raw.schema().fieldIndex("pos_timestamp_ms"),
                 raw.schema().fieldIndex("pos_key"), raw.schema().fieldIndex("pos_headers"),
                 raw.schema().fieldIndex("value")};
-        return raw.mapPartitions((MapPartitionsFunction<Row, Row>) rows -> new Blocks(rows, declaration, perBlock, at),
+        return raw.mapPartitions((MapPartitionsFunction<Row, Row>) rows -> new Blocks(rows, decoder, perBlock, at),
                 Encoders.row(schema));
     }
 
@@ -66,10 +66,10 @@ public final class RecordBlockDecode {
         private final int source, partition, offset, stamp, key, headers, value;
         private Row pending;
 
-        Blocks(Iterator<Row> records, String declaration, int perBlock, int[] at) throws Exception {
+        Blocks(Iterator<Row> records, String decoder, int perBlock, int[] at) throws Exception {
             this.records = records;
             Map<String, PlainDecoder> made = new HashMap<>();
-            this.decoder = TwinRows.twin(made, declaration, PlainDecoder.class);
+            this.decoder = TwinRows.twin(made, decoder, PlainDecoder.class);
             this.perBlock = perBlock;
             source = at[0];
             partition = at[1];
