@@ -22,11 +22,11 @@ def capability_rows() -> list[dict]:
 
 def _jvm(codec) -> str:
     """Where a replay decodes the format in Spark's JVM (``cdc_jobs.transforms.jvm_decode``; its plain messages, the
-    rest in Python): by a declaration of its keys' roles (line archives and Kafka topics), or by a twin of its
+    rest in Python): by a declaration of its keys' roles (line archives, Kafka topics and dumps), or by a twin of its
     container fast path."""
-    kinds = ["declared, line archives and Kafka topics"] if jvm_declaration_text(codec) else []
+    kinds = ["declared, line archives, Kafka topics and dumps"] if jvm_declaration_text(codec) else []
     twin_kafka = not jvm_declaration_text(codec) and jvm_message_text(codec)
-    kinds += [f"twin, Avro container archives{' and Kafka topics' if twin_kafka else ''}"] \
+    kinds += [f"twin, Avro container archives{', Kafka topics and dumps' if twin_kafka else ''}"] \
         if jvm_container_twins(codec) else []
     return "; ".join(kinds) or "no"
 

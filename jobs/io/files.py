@@ -13,7 +13,7 @@ Three layouts, told apart by file name:
 A replay of line files whose format declares its keys' roles for the JVM decode reads them as blocks of whole lines
 instead (``read_blocks``), which the JVM splits, numbers and decodes (``cdc_jobs.transforms.jvm_decode``); of
 Avro container files whose layout has one, as framed container blocks (``read_avro_blocks``), whose records the
-JVM reads and decodes.
+JVM reads and decodes; a Kafka dump's records, read here, are decoded in the JVM as a topic's records are.
 """
 
 from __future__ import annotations
@@ -526,7 +526,8 @@ def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None 
                fmt: str | None = None) -> DataFrame:
     """RAW rows of the archive files, or with ``fmt`` the DECODED rows of that format (before fragments are
     assembled: ``cdc_jobs.transforms.decode.assemble``); those of a format with a JVM decode (declared, or an Avro
-    container twin) decode in the JVM where ``jvm_decode.runs`` says so (the same rows)."""
+    container twin; a Kafka dump's records as a topic's) decode in the JVM where ``jvm_decode.runs`` says so (the
+    same rows)."""
     return read_listed(spark, list_archive_files(sources), split_bytes, fmt)
 
 
@@ -546,6 +547,8 @@ def read_listed(spark: SparkSession, files: list[str], split_bytes: int | None =
             return jvm_decode.decode_blocks(_archive(spark, {**options, "blocks": "lines"}), fmt)
         if layouts == {"avro"} and jvm_decode.runs(spark, fmt, files, "avro"):
             return jvm_decode.decode_avro_blocks(_archive(spark, {**options, "blocks": "avro", "format": fmt}), fmt)
+        if layouts == {"dump"} and jvm_decode.runs(spark, fmt, files, "dump"):  # Kafka records, as from a topic
+            return jvm_decode.decode_records(_archive(spark, options), fmt)
     if fmt:
         options["format"] = fmt
     return _archive(spark, options)

@@ -27,7 +27,7 @@ that what follows, dead letters and their wording included, is what the Python r
 from __future__ import annotations
 
 from functools import lru_cache
-from typing import Iterator
+from typing import Callable, Iterator
 
 import orjson
 import pyarrow as pa
@@ -69,19 +69,34 @@ MIN_AVRO_BYTES = 8 * 1024 * 1024
 
 def runs(spark: SparkSession, fmt: str, files: list[str], layout: str = "lines") -> bool:
     """Whether this session decodes ``fmt`` in the JVM: its codec has a JVM decode for the archive's ``layout``
-    ("lines": ``jvm_declaration``; "avro": container twins), the ``files`` are big enough to gain
-    from it (``MIN_BYTES``, ``MIN_DECLARED_BYTES``, ``MIN_AVRO_BYTES``) or ``CDC_REPLAY_JVM_DECODE=on`` says so, and
-    the jar is in the session."""
+    ("lines": ``jvm_declaration``; "avro": container twins; "dump", Kafka records: ``jvm_message_text``), the
+    ``files`` are big enough to gain from it (``_least_bytes``) or ``CDC_REPLAY_JVM_DECODE=on`` says so, and the
+    jar is in the session."""
+    return _runs(spark, fmt, layout, lambda least: _at_least(files, least))
+
+
+def _runs(spark: SparkSession, fmt: str, layout: str, big_enough: Callable[[int], bool]) -> bool:
+    """``runs`` for a layout ("records": Kafka records, as "dump") and a test of the input's size against the
+    least size that gains (``_least_bytes``)."""
     from cdc_jobs import jvm
 
     mode = jvm.mode()
     codec = get_codec(fmt)
-    if mode == "off" or not (jvm_container_twins(codec) if layout == "avro" else jvm_declaration_text(codec)):
+    decodes = {"lines": jvm_declaration_text, "avro": jvm_container_twins}.get(layout, jvm_message_text)
+    if mode == "off" or not decodes(codec):
         return False
-    least = MIN_AVRO_BYTES if layout == "avro" else MIN_BYTES if _fast_in_python(codec) else MIN_DECLARED_BYTES
-    if mode == "auto" and not _at_least(files, least):
+    if mode == "auto" and not big_enough(_least_bytes(codec)):
         return False
     return jvm.available(spark)
+
+
+def _least_bytes(codec: Codec) -> int:
+    """The archive size from which the codec's messages decode faster in the JVM (the measurements above):
+    ``MIN_BYTES`` with a declaration and a Python fast path, ``MIN_DECLARED_BYTES`` with a declaration alone,
+    ``MIN_AVRO_BYTES`` for twins of a container fast path."""
+    if jvm_declaration_text(codec):
+        return MIN_BYTES if _fast_in_python(codec) else MIN_DECLARED_BYTES
+    return MIN_AVRO_BYTES
 
 
 def _fast_in_python(codec: Codec) -> bool:
@@ -118,19 +133,9 @@ RECORDS_PER_BLOCK = 4096
 
 def runs_records(spark: SparkSession, fmt: str, records: int) -> bool:
     """Whether this session decodes ``records`` Kafka records of ``fmt`` in the JVM (its declaration, or its message
-    decoder: ``jvm_message_text``): as ``runs`` says of line files (container files, for a message decoder) of that
-    many bytes, counting ``BYTES_PER_RECORD`` a record (a Kafka plan knows its records, not their size)."""
-    from cdc_jobs import jvm
-
-    mode = jvm.mode()
-    codec = get_codec(fmt)
-    if mode == "off" or not jvm_message_text(codec):
-        return False
-    least = (MIN_BYTES if _fast_in_python(codec) else MIN_DECLARED_BYTES) if jvm_declaration_text(codec) \
-        else MIN_AVRO_BYTES
-    if mode == "auto" and records * BYTES_PER_RECORD < least:
-        return False
-    return jvm.available(spark)
+    decoder: ``jvm_message_text``): as ``runs`` says of archive files of that many bytes, counting
+    ``BYTES_PER_RECORD`` a record (a Kafka plan knows its records, not their size)."""
+    return _runs(spark, fmt, "records", lambda least: records * BYTES_PER_RECORD >= least)
 
 
 # What the size thresholds count a Kafka record as: the bench's canal-json messages are 300-400 bytes. Measured
@@ -140,9 +145,9 @@ BYTES_PER_RECORD = 350
 
 
 def decode_records(raw: DataFrame, fmt: str) -> DataFrame:
-    """RAW rows of Kafka records -> DECODED rows, decoded in the JVM (``RecordBlockDecode``: blocks of consecutive
-    records of a topic partition, in the Spark partitions the source read them in, no shuffle) by the codec's
-    declaration or its message decoder (``jvm_message_text``)."""
+    """RAW rows of Kafka records (read from a topic, or from a Kafka dump archive) -> DECODED rows, decoded in the
+    JVM (``RecordBlockDecode``: blocks of consecutive records of a topic partition, in the Spark partitions the
+    source read them in, no shuffle) by the codec's declaration or its message decoder (``jvm_message_text``)."""
     spark = raw.sparkSession
     decoder = jvm_message_text(get_codec(fmt))
     blocks = DataFrame(spark._jvm.cdcreplay.jobs.RecordBlockDecode.blocks(raw._jdf, decoder, RECORDS_PER_BLOCK), spark)

@@ -310,3 +310,48 @@ def test_a_kafka_plan_decodes_in_the_jvm_from_as_many_records_as_a_file_from_byt
     assert jvm_decode.runs_records(spark, "maxwell-json", 1)
     monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "off")
     assert not jvm_decode.runs_records(spark, "maxwell-json", 10**9)
+
+
+# A DTS record the JVM cannot read: the dead letter of a dts-avro dump.
+DUMP_ODD = {**ODD_LINES, "dts-avro": {8: b"\x02not a DTS record"}}
+
+
+@pytest.mark.parametrize("fmt", ["oms-default", "dts-avro"])
+def test_a_kafka_dump_decoded_in_the_jvm_replays_as_the_python_path_does(spark, tmp_path, monkeypatch, fmt):
+    """A Kafka dump archive (`cdc-replay archive`'s lines: topic, partition, offset, timestamp, base64 key and value,
+    headers) of a format with a JVM decode: its records are decoded there as a topic's are (RecordBlockDecode), with
+    the same events, dead letters and counts as in Python, a tombstone and headers included."""
+    import base64
+
+    b64 = lambda v: None if v is None else base64.b64encode(v).decode()  # noqa: E731
+    w = simulate(7, "2024-01-01", rows=40, changes=200)
+    messages = [m for e in w.snapshot + w.changes for m in get_codec(fmt).encode([e])]
+    values = [m.value for m in messages]
+    for i, odd in DUMP_ODD[fmt].items():
+        values[i] = odd
+    keys = [m.key for m in messages]
+    values.insert(10, None)  # a tombstone
+    keys.insert(10, b"gone")
+    folder = tmp_path / "archive" / "topic=cdc" / "partition=0"
+    folder.mkdir(parents=True)
+    with open(folder / "part-00000.dump.jsonl", "w") as fh:
+        for offset, (key, value) in enumerate(zip(keys, values)):
+            headers = [{"key": "trace", "value": b64(str(offset).encode())}] if offset % 3 == 0 else []
+            fh.write(json.dumps({"topic": "cdc", "partition": 0, "offset": offset, "timestamp": 1704067200000 + offset,
+                                 "key": b64(key), "value": b64(value), "headers": headers}) + "\n")
+    calls = []
+    monkeypatch.setattr(jvm_decode, "decode_records",
+                        lambda *a, _f=jvm_decode.decode_records: calls.append(1) or _f(*a))
+    monkeypatch.setattr(jvm_decode, "RECORDS_PER_BLOCK", 64)
+
+    def replay(mode: str) -> dict:
+        monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", mode)
+        assert cli.main(["replay", "--source", str(tmp_path / "archive"), "--format", fmt, "--out",
+                         str(tmp_path / mode)]) == 0
+        return outputs(tmp_path / mode)
+
+    jvm, python = replay("on"), replay("off")
+    assert calls == [1, 1], "the replay did not decode the dump in the JVM (its one pass, then the dead letter's)"
+    assert jvm["counts"]["tombstones"] == 1 and jvm["counts"]["dead_letters"] == 1 and len(jvm["events"]) > 200
+    assert any(e["pos_headers"] for e in jvm["events"]) and all(e["pos_key"] for e in jvm["events"])
+    assert jvm == python
