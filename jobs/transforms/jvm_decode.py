@@ -1,6 +1,7 @@
 """The decode step where the messages are in the JVM: line files and Kafka records of a format whose codec declares
 its keys' roles for the declared decode (``Codec.jvm_declaration``, ``shared/jvm/DeclaredJson.java``, built by
-``cdc_jobs.jvm``), and Avro container files of a layout whose container fast path has a twin (``ContainerDecoder.jvm_rows``).
+``cdc_jobs.jvm``), and Avro container files of a layout whose container fast path has a twin
+(``ContainerDecoder.jvm_rows``).
 
 The file reader's tasks hand Spark blocks of whole lines (``cdc_jobs.io.files.read_blocks``: no Python work per
 line). ``LineBlockDecode`` (``jobs/transforms/jvm/``) splits and numbers the lines as the Python reader does and
@@ -163,41 +164,40 @@ def records_decoded(fmt: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.
                 yield _record_rows(fmt, {name: blocks.column(name)[i] for name in blocks.column_names}, lines)
 
 
-# The positions of a record (RAW's pos_ fields) and where a block row keeps them: one per block, or a list.
+# Where a block row keeps each record's position (RAW's pos_ fields): a list of the block's records.
 _BLOCK_POSITIONS = {"pos_offset": "offsets", "pos_timestamp_ms": "stamps", "pos_key": "keys",
                     "pos_headers": "headers"}
 
 
 def _record_rows(fmt: str, block: dict[str, pa.Scalar], lines: pa.RecordBatch) -> pa.RecordBatch:
-    """One block's rows: the twin's pos_offset is the record's number in the block (``record`` below); every row is
-    given its record's position before the declined records are decoded (their dead letters name it) and the
+    """One block's rows: the twin's pos_offset is the record's number in the block (``record`` below). Every row is
+    given its record's position once, before the declined records are decoded (their dead letters name it) and the
     rows are put in order."""
     number = lines.column("pos_offset")
     n = lines.num_rows
-    lists = {field: block[listed].values.take(number) for field, listed in _BLOCK_POSITIONS.items()}
-    lines = lines.set_column(0, "pos_offset", lists["pos_offset"]).append_column("record", number)
+    lines = lines.set_column(0, "pos_offset", block["offsets"].values.take(number)).append_column("record", number)
     lines = lines.add_column(0, "pos_source", pa.repeat(block["pos_source"], n))
+    lines = lines.append_column("pos_partition", pa.repeat(block["pos_partition"], n))
+    for field, listed in _BLOCK_POSITIONS.items():
+        if field != "pos_offset":
+            lines = lines.append_column(field, block[listed].values.take(number))
     tombstones = set(block["tombstones"].as_py())
 
     def decline(raw: pa.RecordBatch) -> list[pa.RecordBatch]:
         from cdc_jobs.transforms.decode import decode_columns
 
-        numbers = raw.column("record")
-        cols = {field: values.take(numbers).to_pylist() for field, values in
-                ((f, block[listed].values) for f, listed in _BLOCK_POSITIONS.items())}
-        cols["pos_source"] = [block["pos_source"].as_py()] * raw.num_rows
-        cols["pos_partition"] = [block["pos_partition"].as_py()] * raw.num_rows
+        cols = {field: raw.column(field).to_pylist() for field in RECORD_AT}
         cols["value"] = [None if k in tombstones else v
-                         for k, v in zip(numbers.to_pylist(), raw.column("value").to_pylist())]
+                         for k, v in zip(raw.column("record").to_pylist(), raw.column("value").to_pylist())]
         return list(decode_columns(fmt, [cols]))
 
     def complete(took: pa.RecordBatch) -> pa.RecordBatch:
         rows = completed(fmt, took)
-        numbers = took.column("record")
-        for field, listed in (*_BLOCK_POSITIONS.items(), ("pos_partition", None)):
-            at = DECODED_ARROW.get_field_index(field)
-            values = pa.repeat(block[field], took.num_rows) if listed is None else block[listed].values.take(numbers)
-            rows = rows.set_column(at, DECODED_ARROW.field(at), values.cast(DECODED_ARROW.field(at).type))
+        for field in RECORD_AT:
+            if field not in _GIVEN:  # the rest of the record's position: completed set them as a line's
+                at = DECODED_ARROW.get_field_index(field)
+                kind = DECODED_ARROW.field(at)
+                rows = rows.set_column(at, kind, took.column(field).cast(kind.type))
         return rows
 
     return _merged(fmt, "lines", lines, decline, complete)
