@@ -45,6 +45,9 @@ BATCH_ROWS = 8192
 # Plain JSON-lines files above this size are read as several line-aligned byte ranges (one Spark partition
 # each), so a single large file does not leave all but one core idle.
 SPLIT_BYTES = int(os.environ.get("CDC_REPLAY_SPLIT_BYTES", 32 * 1024 * 1024))
+# Ranges are never cut smaller than this to even out the cores' shares (``balanced_split``): below it a task's
+# fixed cost outweighs the idle core it saves.
+MIN_SPLIT_BYTES = 4 * 1024 * 1024
 CHUNK = 8 * 1024 * 1024
 _PARTITION_DIR = re.compile(r"(^|/)partition=\d+(/|$)")
 
@@ -442,23 +445,44 @@ class _FilePartition(InputPartition):
         self.span = span
 
 
-def plan_partitions(files: list[str], split_bytes: int | None = None) -> list[_FilePartition]:
-    """One partition per file; plain JSON-lines files (and dumps) larger than ``split_bytes`` are split into
-    line-aligned byte ranges. Avro and gzip files are read whole."""
-    split_bytes = split_bytes or SPLIT_BYTES
+def plan_partitions(files: list[str], split_bytes: int | None = None, cores: int = 1) -> list[_FilePartition]:
+    """One partition per file; plain JSON-lines files (and dumps) larger than the split size are cut into
+    line-aligned byte ranges of about equal size. Avro and gzip files are read whole. The split size is
+    ``split_bytes``, or else ``balanced_split`` of the splittable bytes over ``cores``."""
+    sizes = {f: storage.size(f) for f in files if _splittable(f)}  # one request a file on an object store
+    split_bytes = split_bytes or balanced_split(sum(sizes.values()), cores)
     parts = []
     for f in files:
-        if layout_of(f) == "avro" or f.endswith(".gz") or storage.size(f) <= split_bytes:
+        size = sizes.get(f)
+        if size is None or size <= split_bytes:
             parts.append(_FilePartition(f))
         else:
-            parts.extend(_FilePartition(f, span) for span in split_lines_file(f, split_bytes))
+            ranges = -(-size // split_bytes)  # ceil: no range above the split size
+            parts.extend(_FilePartition(f, span) for span in split_lines_file(f, -(-size // ranges)))
     return parts
+
+
+def _splittable(path: str) -> bool:
+    """Whether a byte offset of the file is a line offset (not a container, not a gzip stream)."""
+    return layout_of(path) != "avro" and not path.endswith(".gz")
+
+
+def balanced_split(splittable_bytes: int, cores: int) -> int:
+    """The split size that cuts the archive's lines into a multiple of ``cores`` ranges of at most
+    ``SPLIT_BYTES``: fixed 32 MiB ranges left a core idle for up to a range's time at the end (a 76 MiB file was
+    32 + 32 + 12 MiB on two cores, the last range alone for 2 s of 8.5)."""
+    if cores <= 1 or splittable_bytes <= MIN_SPLIT_BYTES:
+        return SPLIT_BYTES
+    ranges = -(-splittable_bytes // SPLIT_BYTES)
+    ranges = -(-ranges // cores) * cores  # up to a multiple of the cores
+    return max(MIN_SPLIT_BYTES, -(-splittable_bytes // ranges))
 
 
 class _ArchiveReader(DataSourceReader):
     def __init__(self, files: list[str], split_bytes: int | None = None, fmt: str | None = None,
-                 blocks: str = "", codec_settings: str | None = None):
+                 blocks: str = "", codec_settings: str | None = None, cores: int = 1):
         self.files = files
+        self.cores = cores  # the session's default parallelism: the ranges are balanced over it
         self.codec_settings = codec_settings  # the driver's codec settings (``codec_env``), applied in each task
         self.split_bytes = split_bytes
         self.fmt = fmt
@@ -467,7 +491,7 @@ class _ArchiveReader(DataSourceReader):
         self.blocks = blocks
 
     def partitions(self):
-        return plan_partitions(self.files, self.split_bytes)
+        return plan_partitions(self.files, self.split_bytes, self.cores)
 
     def read(self, partition):
         codec_env.apply(self.codec_settings)
@@ -519,7 +543,7 @@ class ArchiveFiles(DataSource):
         return _ArchiveReader(orjson.loads(self.options["files"]), int(split) if split else None,
                               self.options.get("format") or None,
                               self.options.get("blocks") or "",
-                              self.options.get(codec_env.OPTION))
+                              self.options.get(codec_env.OPTION), int(self.options.get("cores") or 1))
 
 
 def read_files(spark: SparkSession, sources: list[str], split_bytes: int | None = None,
@@ -536,7 +560,9 @@ def read_listed(spark: SparkSession, files: list[str], split_bytes: int | None =
     """``read_files`` of files ``list_archive_files`` gave (no listing again: on an object store a request a
     path)."""
     spark.dataSource.register(ArchiveFiles)
-    options = {"files": orjson.dumps(files).decode(), **codec_env.option()}
+    # The planner runs in a Python worker, which has no SparkContext to ask for the parallelism.
+    options = {"files": orjson.dumps(files).decode(), "cores": str(spark.sparkContext.defaultParallelism),
+               **codec_env.option()}
     if split_bytes:
         options["splitBytes"] = str(split_bytes)
     if fmt and files:

@@ -131,3 +131,22 @@ def test_a_re_sent_fragment_is_that_fragment_and_a_different_one_under_its_index
     other = dict(copy, before=[(k, "changed") for k, _ in pair[0]["before"] or [("id", None)]])
     refused = assembled_rows(fmt, [*pair, other])
     assert len(refused) == 3 and all(r["dl_reason"] for r in refused), refused
+
+
+def test_ranges_are_balanced_over_the_cores(tmp_path, monkeypatch):
+    """A file above the split size is cut into ranges of about equal size, as many as the cores or a multiple,
+    not full ranges and a small rest that leaves a core idle at the end of the read; none exceeds the split
+    size, and the lines read are the file's, each once."""
+    from cdc_jobs.io import files
+
+    monkeypatch.setattr(files, "SPLIT_BYTES", 32_000)
+    monkeypatch.setattr(files, "MIN_SPLIT_BYTES", 1_000)
+    path = tmp_path / "day.jsonl"
+    path.write_bytes(b"".join(b'{"n":%05d}\n' % i for i in range(4000)))  # 48,000 bytes of 12-byte lines
+    for cores, expected in ((1, [24_000] * 2), (2, [24_000] * 2), (3, [16_008] * 2 + [15_984]),
+                            (4, [12_000] * 4)):
+        spans = [p.span for p in files.plan_partitions([str(path)], cores=cores)]
+        assert [s.end - s.start for s in spans] == expected, cores
+        lines = [o for s in spans for cols in read_lines(str(path), s) for o in cols["pos_offset"]]
+        assert lines == list(range(1, 4001))
+    assert files.balanced_split(500, 2) == 32_000  # below the least range: one range, as before
