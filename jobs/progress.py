@@ -84,14 +84,14 @@ class SparkStatus:
     def _records(self, stage_id: int, attempt: int) -> int:
         """Records a source stage has read. Stages that read a shuffle count nothing (their rows were counted
         where they were read first). A source stage whose rows come from Python (the decoders read their
-        file or Kafka splits themselves) reports no input metrics: there its output (rows written to a shuffle
-        or to files) is what it read."""
+        file splits themselves) reports as its input only the numbers of the splits (``files._archive``): there
+        its output (rows written to a shuffle or to files) is what it read."""
         try:
             data = self._store.stageAttempt(stage_id, attempt, False, self._no_status, False,
                                             self._no_quantiles)._1()
             if int(data.shuffleReadRecords()) > 0:
                 return 0
-            return int(data.inputRecords()) or max(int(data.shuffleWriteRecords()), int(data.outputRecords()))
+            return max(int(data.inputRecords()), int(data.shuffleWriteRecords()), int(data.outputRecords()))
         except Exception:  # the stage left the store (retention) or the JVM is going away
             return 0
 

@@ -1,8 +1,7 @@
 """Codec settings that live in the process environment (``cdc_codecs.shared.schema_registry.ENVIRONMENT``: the
 Schema Registry URL and its credentials, folders of archived schemas). The driver sets them from the job's options;
-Spark tasks decode and encode in other processes, so the settings travel with each task: the Python sources take
-them as an option whose name Spark's ``spark.redaction.regex`` redacts (``..._secret``: credentials never show in
-plans or logs), the Python task functions (``mapInArrow``) in their closure (``carried``). Not through the
+Spark tasks decode and encode in other processes, so the settings travel with each task: in the closure of the
+Python task functions (``mapInArrow``, ``carried``; the archive's reader is one), never in a plan or a log. Not through the
 context's executor environment: Spark keeps one set of Python workers per distinct environment, and the settings
 differ per run (the encoders' schema folder is in the run's staging folder), so each re-encode in a long-lived
 session started a new daemon and its workers (six more processes each time, ~3 s a run) and kept them."""
@@ -18,7 +17,6 @@ from typing import Callable, Iterator, Optional, Sequence, TypeVar
 
 from cdc_codecs.shared.schema_registry import ENV_FOLDER, ENV_FOLDER_OUT, ENV_URL, ENVIRONMENT
 
-OPTION = "codec_env_secret"
 SCHEMAS_DIR = "_schemas"  # `cdc-replay archive` writes the topic's schemas here, beside the dump
 
 A = TypeVar("A")
@@ -29,14 +27,9 @@ def current() -> dict[str, str]:
     return {k: os.environ[k] for k in ENVIRONMENT if os.environ.get(k)}
 
 
-def option() -> dict[str, str]:
-    """The data-source option carrying the settings (empty when there are none)."""
-    env = current()
-    return {OPTION: json.dumps(env)} if env else {}
-
-
 def apply(encoded: Optional[str]) -> None:
-    """In a task: take the driver's settings (``option``), dropping any this process had from an earlier job."""
+    """In a task: take the driver's settings (JSON of ``current``), dropping any this process had from an earlier
+    job."""
     env = json.loads(encoded) if encoded else {}
     for k in ENVIRONMENT:
         if env.get(k):
@@ -68,7 +61,7 @@ def schema_folders(sources: Sequence[str]) -> list[str]:
 @contextmanager
 def job_settings(registry: Optional[str], folders: Sequence[str], out: Optional[str]) -> Iterator[None]:
     """The settings for one job, in the driver's environment, restored afterwards (a test process runs many jobs
-    in one session). Tasks get them from ``option`` (Python sources) or ``carried`` (task functions)."""
+    in one session). Tasks get them by ``carried``."""
     wanted = {ENV_URL: registry, ENV_FOLDER: os.pathsep.join(folders) or None, ENV_FOLDER_OUT: out}
     saved_env = {k: os.environ.get(k) for k in wanted}
     for k, v in wanted.items():
@@ -87,7 +80,7 @@ def job_settings(registry: Optional[str], folders: Sequence[str], out: Optional[
 def carried(task: Callable[[Iterator[A]], Iterator[B]]) -> Callable[[Iterator[A]], Iterator[B]]:
     """``task`` (a ``mapInArrow`` function) run under the driver's settings of now: taken here, in the driver,
     and applied in the task's process before it starts (``apply``)."""
-    settings = option().get(OPTION)
+    settings = json.dumps(current()) if current() else None
 
     def run(batches: Iterator[A]) -> Iterator[B]:
         apply(settings)

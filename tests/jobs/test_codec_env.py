@@ -34,8 +34,11 @@ def test_a_task_takes_the_drivers_settings_and_drops_stale_ones(monkeypatch, tmp
     assert schema_registry.ENV_URL not in os.environ
 
 
-def test_credentials_travel_only_in_the_redacted_option(monkeypatch):
+def test_a_task_function_carries_the_settings_of_when_it_was_made(monkeypatch):
+    """The settings (credentials among them) travel in the task function's closure, never in a plan or an option,
+    and a task applies the ones of the job that made the function, not what its process has from another job."""
     monkeypatch.setenv("CDC_REPLAY_SCHEMA_REGISTRY_USER_INFO", "svc:s3cret")
-    option = codec_env.option()
-    assert list(option) == ["codec_env_secret"]  # spark.redaction.regex hides options named *secret*
-    assert json.loads(option["codec_env_secret"])["CDC_REPLAY_SCHEMA_REGISTRY_USER_INFO"] == "svc:s3cret"
+    monkeypatch.delenv(schema_registry.ENV_URL, raising=False)
+    task = codec_env.carried(lambda batches: iter([os.environ.get("CDC_REPLAY_SCHEMA_REGISTRY_USER_INFO")]))
+    monkeypatch.setenv("CDC_REPLAY_SCHEMA_REGISTRY_USER_INFO", "other:job")
+    assert list(task(iter([]))) == ["svc:s3cret"]
