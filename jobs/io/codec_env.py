@@ -1,10 +1,11 @@
 """Codec settings that live in the process environment (``cdc_codecs.shared.schema_registry.ENVIRONMENT``: the
 Schema Registry URL and its credentials, folders of archived schemas). The driver sets them from the job's options;
 Spark tasks decode and encode in other processes, so the settings travel with each task: in the closure of the
-Python task functions (``mapInArrow``, ``carried``; the archive's reader is one), never in a plan or a log. Not through the
-context's executor environment: Spark keeps one set of Python workers per distinct environment, and the settings
-differ per run (the encoders' schema folder is in the run's staging folder), so each re-encode in a long-lived
-session started a new daemon and its workers (six more processes each time, ~3 s a run) and kept them."""
+Python task functions (``mapInArrow``, ``carried``; the archive's reader is one), never in a plan or a log. Not
+through the context's executor environment: Spark keeps one set of Python workers per distinct environment, and
+the settings differ per run (the encoders' schema folder is in the run's staging folder), so each re-encode in a
+long-lived session started a new daemon and its workers (six more processes each time, ~3 s a run) and kept
+them."""
 
 from __future__ import annotations
 

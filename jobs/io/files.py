@@ -482,7 +482,6 @@ class _ArchiveRead:
     """What the source's tasks read: the planned partitions of ``files``, and how one is read."""
 
     def __init__(self, files: list[str], fmt: str | None, blocks: str, split_bytes: int | None, cores: int):
-        self.files = files
         self.fmt = fmt
         # For a decode in the JVM: "lines", BLOCK rows of line files (``read_blocks``); "avro", AVRO_BLOCK rows of
         # container files (``read_avro_blocks``)

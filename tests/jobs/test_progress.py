@@ -72,3 +72,22 @@ def test_lines_go_to_the_stderr_of_the_moment(spark, monkeypatch):
         spark.range(0, 10_000, numPartitions=2).repartition(2).collect()
         time.sleep(0.5)
     assert swapped.getvalue().startswith("cdc-replay replay: progress: stages "), swapped.getvalue()
+
+
+def test_a_replay_shows_the_records_it_read_not_its_splits(spark, tmp_path, capsys, monkeypatch):
+    """The archive's reader feeds Spark the numbers of its splits and yields the rows itself, so Spark's input
+    metrics count the splits: the progress line of a replay must still say how many records it read."""
+    from cdc_jobs import cli
+    from cdc_jobs.io import files
+
+    monkeypatch.setattr(files, "SPLIT_BYTES", 100_000)  # the sample's ~0.5 MB in several splits
+    monkeypatch.setattr(files, "MIN_SPLIT_BYTES", 10_000)
+    monkeypatch.setenv("CDC_REPLAY_PROGRESS", "plain")
+    monkeypatch.setenv("CDC_REPLAY_PROGRESS_INTERVAL", "0.2")
+    archive = tmp_path / "archive"
+    assert cli.main(["sample", "--format", "canal-json", "--out", str(archive)]) == 0
+    capsys.readouterr()
+    assert cli.main(["replay", "--source", str(archive), "--format", "canal-json", "--out", str(tmp_path / "r")]) == 0
+    lines = [line for line in capsys.readouterr().err.splitlines() if "progress:" in line]
+    assert lines and ", 973 records read (" in lines[-1], lines
+    assert int(lines[-1].split("tasks ")[1].split("/")[1].split(",")[0]) > 3, lines  # several splits
