@@ -81,7 +81,8 @@ def job_settings(registry: Optional[str], folders: Sequence[str], out: Optional[
 def carried(task: Callable[[Iterator[A]], Iterator[B]]) -> Callable[[Iterator[A]], Iterator[B]]:
     """``task`` (a ``mapInArrow`` function) run under the driver's settings of now: taken here, in the driver,
     and applied in the task's process before it starts (``apply``)."""
-    settings = json.dumps(current()) if current() else None
+    env = current()
+    settings = json.dumps(env) if env else None
 
     def run(batches: Iterator[A]) -> Iterator[B]:
         apply(settings)

@@ -469,8 +469,8 @@ def _splittable(path: str) -> bool:
 
 def balanced_split(splittable_bytes: int, cores: int) -> int:
     """The split size that cuts the archive's lines into a multiple of ``cores`` ranges of at most
-    ``SPLIT_BYTES``: fixed 32 MiB ranges left a core idle for up to a range's time at the end (a 76 MiB file was
-    32 + 32 + 12 MiB on two cores, the last range alone for 2 s of 8.5)."""
+    ``SPLIT_BYTES``: fixed 32 MiB ranges left a core idle for up to a range's time at the end (76 MiB in two files
+    was 32 + 18 + 25 MiB on two cores, the third range alone for 2 s of 8.5)."""
     if cores <= 1 or splittable_bytes <= MIN_SPLIT_BYTES:
         return SPLIT_BYTES
     ranges = -(-splittable_bytes // SPLIT_BYTES)
