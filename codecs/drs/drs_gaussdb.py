@@ -17,6 +17,7 @@ from __future__ import annotations
 import base64
 import functools
 import re
+from dataclasses import replace
 from typing import Any, Optional
 
 from .drs_json import OP_TO_TYPE, Dialect, DrsJsonCodec, Values
@@ -134,7 +135,26 @@ GAUSS_DIALECT = Dialect(
 )
 
 
+def _declaration():
+    """DRS JSON's declaration (``DrsJsonCodec.jvm_declaration``) with GaussDB's differences: the schema a level of
+    its own, ``columnType``, the columns' JDBC types from their names (``sqlType`` holds DRS's own codes, derived
+    back by name), the header keys dbType, schema and opType in the encoder's order, and the PostgreSQL renderings
+    ``GaussValues`` converts (bytea hex, bit strings, timestamptz offsets)."""
+    base = DrsJsonCodec.jvm_declaration
+    header = {"columnType": "type_names", "dbType": f'="{DEFAULT_DB_TYPE}"', "schema": "schema", "opType": "op"}
+    return replace(base, reads={**base.reads, "schema": ("schema", "text"), "type_names": ("columnType", "object")},
+                   writes={**header, **{k: v for k, v in base.writes.items() if k != "mysqlType"}},
+                   schema_level=True,
+                   value_conversions={"binary": "pg_hex", "bit": "pg_bit", "zoned": "pg_zoned"},
+                   jdbc_by_name={name: JDBC[kind] for name, kind in PG_JDBC.items()},
+                   jdbc_name_rules=(("suffix", "range", JDBC["OTHER"]), ("suffix", "[]", JDBC["ARRAY"]),
+                                    ("prefix", "_", JDBC["ARRAY"])),
+                   codes_by_name=DRS_TYPE_CODES)
+
+
 class DrsGaussDbCodec(DrsJsonCodec):
+    jvm_declaration = _declaration()
+
     def __init__(self) -> None:
         super().__init__(GAUSS_DIALECT)
 

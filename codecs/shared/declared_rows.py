@@ -28,7 +28,7 @@ RENDERINGS = frozenset({"null", "op", "database", "table", "qualified_table", "s
                         "sequence_first_text", "sequence_second_number", "column_specs",
                         "transaction_text", "transaction_number", "key_list", "key_list_or_empty", "key_text",
                         "key_values", "row_id", "type_names", "type_codes",
-                        "database_or_empty", "key_list_or_null", "record_millis"})
+                        "database_or_empty", "key_list_or_null", "record_millis", "schema"})
 
 
 @dataclass(frozen=True)
@@ -59,17 +59,18 @@ class DeclaredRows:
       then names in the vendor data; with ``delete_hides_other`` the other list then goes uncompared (DRS).
     - ``op_in_vendor``: the vendor key that keeps the op as the message writes it (Canal's type: INIT, INSERT).
     - ``reads``: role -> (key path, kind: ``READ_KINDS``) for database, schema (a schema level other than the
-      database declines), table, tenant (the type that says the database names a tenant, one of
-      ``tenant_types``), primary_key (a list, or one text joined by ``key_separator``), seconds, millis (epoch),
+      database declines, unless ``schema_level``), table, tenant (the type that says the database names a tenant,
+      one of ``tenant_types``), primary_key (a list, or one text joined by ``key_separator``), seconds, millis (epoch),
       stamp (a UTC "YYYY-MM-DD HH:MM:SS.f" event time), stamp_seconds ("YYYY-MM-DDTHH:MM:SS"), sequence (and
       sequence_next, its second component; ``sequence_none`` is the text that says there is none),
       transaction_id, type_names and type_codes (objects of column -> type name / java.sql.Types number: the
       declared columns, before the rows' others), column_specs (a list of {"name", "type"}).
     - ``image_types``: column types inside each image (``ImageTypes``).
     - ``qualified_table``: the table role names the database too, "one_dot" (DATABASE.TABLE, a third level
-      declines) or "first_dot" (split at the first dot). ``names_stripped``: names are read stripped of blanks
-      (one with blanks around declines), an empty database as none. ``database_required``: a message without a
-      database name is the codec's to name (the table always is).
+      declines) or "first_dot" (split at the first dot). ``schema_level``: the schema is a level of its own (the
+      event's schema; the qualified table is database.schema.table), read as names are. ``names_stripped``: names
+      are read stripped of blanks (one with blanks around declines), an empty database or schema as none.
+      ``database_required``: a message without a database name is the codec's to name (the table always is).
     - ``null_cells_declare``: a column whose cells are all null is declared. ``types_complete``: every column has
       a type name and a code (the codec would derive the others). ``columns_exact``: the images hold exactly the
       columns column_specs declares, the key's among them (the codec warns otherwise). ``key_declared``: the key's
@@ -83,6 +84,11 @@ class DeclaredRows:
       ``convert_numbers``: a bare number's literal is converted too (Canal reads every cell as text).
       ``family_by_name_then_code``: a type name no family matches falls back to the code (``types.family(name,
       code)``), instead of the name deciding wherever there is one.
+    - ``jdbc_by_name``: the columns' JDBC types come from their type names, not from the message's codes (which
+      are the vendor's own, DRS GaussDB's): the name's base (parenthesized parts and repeated blanks removed,
+      lower case) looked up, else the first of ``jdbc_name_rules`` ("suffix"/"prefix", text, JDBC number) it
+      matches, else none. ``codes_by_name``: the codes the encoder writes, by the base of a type name, else the
+      column's JDBC type, else VARCHAR (12).
     - ``sequence_from_seconds``: a change without a sequence is ordered by its seconds.
     - ``requires``: key path -> the JSON values it may have besides null or none; ``declines``: keys whose
       presence declines.
@@ -125,6 +131,10 @@ class DeclaredRows:
     convert_numbers: bool = False
     family_by_name_then_code: bool = False
     declines: tuple[str, ...] = field(default=())
+    schema_level: bool = False
+    jdbc_by_name: Mapping[str, int] = field(default_factory=dict)
+    jdbc_name_rules: tuple[tuple[str, str, int], ...] = ()
+    codes_by_name: Mapping[str, int] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         assert all(kind in READ_KINDS for _, kind in self.reads.values()), self.reads

@@ -50,7 +50,7 @@ public final class DeclaredJson implements PlainDecoder {
 
     /** What one message says, in canonical terms: what the renderings of {@code writes} are made from. */
     private static final class Row {
-        String op, database, table, tenant, txn;
+        String op, database, schema, table, tenant, txn;
         Long ms;
         BigDecimal[] sequence = NO_SEQUENCE;
         List<String> key = new ArrayList<>();
@@ -105,6 +105,11 @@ public final class DeclaredJson implements PlainDecoder {
     private final boolean keyDeclared;  // every key column is a declared column (the codec warns otherwise)
     private final boolean convertNumbers;  // a bare number's literal is converted as text too (Canal's cells)
     private final Map<List<Object>, List<Object[]>> columnLists = new HashMap<>();
+    private final boolean schemaLevel;  // the schema is a level of its own: database.schema.table (GaussDB)
+    // jdbc_by_name: a column's JDBC type from its type name's base, else the first rule it matches ({suffix or
+    // prefix, text, code}), not the message's codes; codes_by_name: the codes the encoder writes by that base
+    private final Map<String, Integer> jdbcByName = new HashMap<>(), codesByName = new HashMap<>();
+    private final List<Object[]> jdbcNameRules = new ArrayList<>();
 
     /** {@code declaration}: the JSON text {@code DeclaredRows.text()} writes. */
     @SuppressWarnings("unchecked")
@@ -182,6 +187,13 @@ public final class DeclaredJson implements PlainDecoder {
         opInVendor = d.get("op_in_vendor") instanceof String ? (String) d.get("op_in_vendor") : null;
         keyDeclared = d.get("key_declared") == Boolean.TRUE;
         convertNumbers = d.get("convert_numbers") == Boolean.TRUE;
+        schemaLevel = d.get("schema_level") == Boolean.TRUE;
+        ((Map<String, Object>) d.get("jdbc_by_name")).forEach((b, c) -> jdbcByName.put(b, code(c)));
+        ((Map<String, Object>) d.get("codes_by_name")).forEach((b, c) -> codesByName.put(b, code(c)));
+        for (Object rule : (List<Object>) d.get("jdbc_name_rules")) {
+            List<Object> r = (List<Object>) rule;
+            jdbcNameRules.add(new Object[] {r.get(0), r.get(1), code(r.get(2))});
+        }
         deleteInVendor = d.get("delete_in_vendor") instanceof String ? (String) d.get("delete_in_vendor") : null;
         for (Object k : (List<Object>) d.get("nested")) nested.add((String) k);
         for (Object k : (List<Object>) d.get("declines")) declined.add((String) k);
@@ -199,6 +211,10 @@ public final class DeclaredJson implements PlainDecoder {
         typeMember = (String) typed.get("member");
         typesVendor = (String) typed.get("vendor");
         if (typesKey != null) for (Object k : (List<Object>) typed.get("order")) typesOrder.add((String) k);
+    }
+
+    private static int code(Object number) {
+        return Integer.parseInt(((Num) number).text);
     }
 
     private static Object parse(String json) throws java.io.IOException {
@@ -338,7 +354,13 @@ public final class DeclaredJson implements PlainDecoder {
         }
         if (!(JsonChecks.nameFits(row.database) && JsonChecks.nameFits(row.table))) throw JsonChecks.DECLINE;
         String schema = role(msg, "schema");  // a level between database and table: the record's schema field
-        if (schema != null && !schema.isEmpty() && !schema.equals(row.database)) throw JsonChecks.DECLINE;
+        if (schemaLevel) {  // the event's schema, read as the names are
+            if (namesStripped && blankEnds(schema)) throw JsonChecks.DECLINE;
+            row.schema = schema == null || schema.isEmpty() ? null : schema;
+            if (!JsonChecks.nameFits(row.schema)) throw JsonChecks.DECLINE;
+        } else if (schema != null && !schema.isEmpty() && !schema.equals(row.database)) {
+            throw JsonChecks.DECLINE;
+        }
         String seconds = role(msg, "seconds");
         if (seconds != null) row.ms = Math.multiplyExact(integer(seconds), 1000L);  // the record's int64
         String millis = role(msg, "millis");
@@ -396,10 +418,11 @@ public final class DeclaredJson implements PlainDecoder {
         placeImages(row, images, vendor);
         if (typesKey != null) imageTypes(numbers, types, typeObjects, vendor);
         fixes(msg, row, vendor);
-        String tableName = row.database == null || row.database.isEmpty() ? row.table : row.database + "." + row.table;
+        String tableName = qualified(row);
         List<Object[]> declared = reads.containsKey("column_specs") ? row.columns : columns(numbers, types, Map.of());
         Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, declared, row.key, row.ms,
-                row.sequence, 0, vendor.length() == 1 ? null : vendor.append('}').toString(), true, row.txn};
+                row.sequence, 0, vendor.length() == 1 ? null : vendor.append('}').toString(), true, row.txn,
+                row.schema};
         List<Object[]> rows = new ArrayList<>(1);
         rows.add(r);
         return rows;
@@ -490,13 +513,13 @@ public final class DeclaredJson implements PlainDecoder {
         row.listsHidden = delete && inMain && deleteHidesOther;
         fixes(msg, row, tail);
         String shared = tail.substring(1);
-        String tableName = row.database == null || row.database.isEmpty() ? row.table : row.database + "." + row.table;
+        String tableName = qualified(row);
         List<Object[]> out = new ArrayList<>(n);
         for (int i = 0; i < n; i++) {
             out.add(new Object[] {row.op, row.database, row.table, tableName, beforeImages.get(i), afterImages.get(i),
                     row.columns, row.key, row.ms, row.sequence, i,
                     rowVendor(row, srids.get(i), i < changed.size() ? changed.get(i) : null, shared), i == 0,
-                    row.txn});
+                    row.txn, row.schema});
         }
         return out;
     }
@@ -518,7 +541,9 @@ public final class DeclaredJson implements PlainDecoder {
         if (plan != null) return plan;
         plan = new Plan();
         for (Object[] c : columns) {
-            plan.declines |= typesComplete && (c[1] == null || ((String) c[1]).isEmpty() || c[2] == null);
+            // (with jdbc_by_name a code is the message's, checked where the columns are declared)
+            plan.declines |= typesComplete && (c[1] == null || ((String) c[1]).isEmpty()
+                    || c[2] == null && jdbcByName.isEmpty());
             if (declineFamilies.isEmpty() && conversions.isEmpty()) continue;
             String family;
             try {
@@ -542,7 +567,7 @@ public final class DeclaredJson implements PlainDecoder {
                              Map<String, Long> srids) {
         String text = cells == null ? null : cells.get(name);
         if (text != null && (convertNumbers || column[3] != Boolean.TRUE)) {
-            cells.put(name, convert(how, text, name, srids));
+            cells.put(name, convert(how, text, name, (String) column[1], srids));
         }
     }
 
@@ -592,7 +617,8 @@ public final class DeclaredJson implements PlainDecoder {
         boolean named = typeName != null && !typeName.isEmpty();
         String family = TypeFamilies.family(typeName, named && !familyByNameThenCode ? null : code);
         if (conversions.containsKey("geometry") && TypeFamilies.geometry(typeName)) return "geometry";
-        if (family.equals("bit") && named) {  // Canal's width: ceil(n / 8) bytes of the first "(n)"; bit(0): none
+        if (family.equals("bit") && named && conversions.getOrDefault("binary", "").startsWith("latin1_")) {
+            // Canal's width: ceil(n / 8) bytes of the first "(n)"; bit(0): none
             java.util.regex.Matcher m = BIT_WIDTH.matcher(typeName);
             if (m.find() && m.group(1).replace("0", "").isEmpty()) return "binary";
         }
@@ -607,10 +633,13 @@ public final class DeclaredJson implements PlainDecoder {
      *  a cell fix. Or ISO-8859-1 text of raw bytes, a character per byte (Alibaba Canal): "latin1_base64" (their
      *  base64), "latin1_unsigned" (a big-endian BIT value of at most 64 bits), "latin1_wkb" (MySQL's geometry: a
      *  little-endian SRID, kept in srids where it is not 0, then the WKB as base64; text that is no such value
-     *  stays as written). */
-    private static String convert(String how, String text, String column, Map<String, Long> srids) {
+     *  stays as written). Or PostgreSQL's text (DRS GaussDB): "pg_hex" (bytea as lower-case hex, to base64),
+     *  "pg_bit" (a bit string as its decimal value, as wide as bit(n) says), "pg_zoned" (a timestamptz's offset
+     *  "+08", "+05:30" as "+08:00", "+05:30" after a blank). */
+    private static String convert(String how, String text, String column, String typeName, Map<String, Long> srids) {
         if (how.startsWith("local_seconds")) return localSeconds(text, how.substring("local_seconds".length()));
         if (how.startsWith("latin1_")) return latin1(how, text, column, srids);
+        if (how.startsWith("pg_")) return postgres(how, text, typeName);
         if (!how.equals("java_bytes") || text.length() < 2 || text.charAt(0) != '['
                 || text.charAt(text.length() - 1) != ']') {
             throw JsonChecks.DECLINE;
@@ -630,6 +659,67 @@ public final class DeclaredJson implements PlainDecoder {
     }
 
     private static final Pattern JAVA_BYTE = Pattern.compile("-?[0-9]{1,3}");
+    private static final Pattern LOWER_HEX = Pattern.compile("([0-9a-f]{2})*");
+    private static final Pattern BITS = Pattern.compile("[01]+");
+    private static final Pattern FIRST_WIDTH = Pattern.compile("\\(([0-9]+)\\)");
+    // drs_gaussdb's _PG_ZONED (a timestamptz as PostgreSQL prints it), _CANON_ZONED and _CANON_OFFSET
+    private static final Pattern PG_ZONED = Pattern.compile("([0-9]{4,}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}"
+            + "(?:\\.[0-9]{1,9})?)([+-])([0-9]{2})(?::?([0-9]{2}))?(?::?([0-9]{2}))?");
+    private static final Pattern CANON_ZONED = Pattern.compile(
+            "([0-9]{4,}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\\.[0-9]{1,9})?) (\\S+)");
+    private static final Pattern CANON_OFFSET = Pattern.compile("([+-])([0-9]{2}):([0-9]{2})(?::([0-9]{2}))?");
+
+    /** GaussValues._pg_zoned: canonical text as DRS GaussDB writes it back (printable ASCII). */
+    private static String pgZoned(String text) {
+        java.util.regex.Matcher m = CANON_ZONED.matcher(text);
+        if (!m.matches()) return text;
+        java.util.regex.Matcher o = CANON_OFFSET.matcher(m.group(2));
+        if (!o.matches()) return text;  // a zone id: written as it is
+        String minutes = o.group(3), seconds = o.group(4);
+        return m.group(1) + o.group(1) + o.group(2) + (!minutes.equals("00") || seconds != null ? ":" + minutes : "")
+                + (seconds != null ? ":" + seconds : "");
+    }
+
+    /** GaussValues.to_canonical of a text in the spelling GaussValues.from_canonical writes back; any other the
+     *  codec keeps as a cell fix, or names. */
+    private static String postgres(String how, String text, String typeName) {
+        switch (how) {
+            case "pg_hex": {
+                if (!LOWER_HEX.matcher(text).matches()) throw JsonChecks.DECLINE;  // "\\x", upper case, odd
+                byte[] bytes = new byte[text.length() / 2];
+                for (int i = 0; i < bytes.length; i++) {
+                    bytes[i] = (byte) Integer.parseInt(text.substring(2 * i, 2 * i + 2), 16);
+                }
+                return java.util.Base64.getEncoder().encodeToString(bytes);
+            }
+            case "pg_bit": {
+                if (!BITS.matcher(text).matches()) throw JsonChecks.DECLINE;  // the codec names it
+                java.math.BigInteger value = new java.math.BigInteger(text, 2);
+                java.util.regex.Matcher m = FIRST_WIDTH.matcher(typeName == null ? "" : typeName);
+                String binary = value.toString(2);
+                if (m.find() && m.group(1).length() > 6) throw JsonChecks.DECLINE;  // no such width: the codec's
+                int width = m.reset().find() ? Integer.parseInt(m.group(1)) : 1;
+                if (binary.length() < width ? text.length() != width || !text.endsWith(binary)
+                        || text.substring(0, width - binary.length()).replace("0", "").length() > 0
+                        : !binary.equals(text)) {
+                    throw JsonChecks.DECLINE;  // written back otherwise: the codec keeps it as a cell fix
+                }
+                return value.toString();
+            }
+            case "pg_zoned": {  // to_canonical; the text taken only where _pg_zoned writes it back as it was
+                for (int i = 0; i < text.length(); i++) {
+                    if (text.charAt(i) < 0x20 || text.charAt(i) > 0x7e) throw JsonChecks.DECLINE;
+                }
+                java.util.regex.Matcher m = PG_ZONED.matcher(text);
+                String canonical = !m.matches() ? text : m.group(1) + " " + m.group(2) + m.group(3) + ":"
+                        + (m.group(4) == null ? "00" : m.group(4)) + (m.group(5) == null ? "" : ":" + m.group(5));
+                if (!pgZoned(canonical).equals(text)) throw JsonChecks.DECLINE;  // the codec keeps a cell fix
+                return canonical;
+            }
+            default:
+                throw new IllegalArgumentException("unknown conversion " + how);
+        }
+    }
     private static final Pattern BASE64 = Pattern.compile("([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?");
 
     private static String latin1(String how, String text, String column, Map<String, Long> srids) {
@@ -759,7 +849,42 @@ public final class DeclaredJson implements PlainDecoder {
             ordered.putIfAbsent(e.getKey(), numbers.get(e.getKey()) == Boolean.TRUE);
         }
         numbers.forEach((name, number) -> ordered.putIfAbsent(name, number == Boolean.TRUE));
+        if (!jdbcByName.isEmpty()) {  // the codes are the vendor's own: a column's JDBC type is its name's
+            if (typesComplete) {
+                for (String name : ordered.keySet()) if (!jdbc.containsKey(name)) throw JsonChecks.DECLINE;
+            }
+            jdbc.clear();
+            for (Map.Entry<String, String> e : types.entrySet()) {
+                Integer code = jdbcOfName(e.getValue());
+                if (code != null) jdbc.put(e.getKey(), code);
+            }
+        }
         return columns(ordered, types, jdbc);
+    }
+
+    /** A type name's base, as the codec looks it up (drs_gaussdb.pg_base): parenthesized parts and repeated
+     *  blanks removed, lower case. A name of other than printable ASCII declines (the codec's whitespace and case
+     *  rules are Unicode's). */
+    private static String typeBase(String name) {
+        for (int i = 0; i < name.length(); i++) {
+            if (name.charAt(i) < 0x20 || name.charAt(i) > 0x7e) throw JsonChecks.DECLINE;
+        }
+        return PARENTHESIZED.matcher(name).replaceAll("").replaceAll(" +", " ").trim().toLowerCase(java.util.Locale.ROOT);
+    }
+
+    private static final Pattern PARENTHESIZED = Pattern.compile("\\(.*?\\)");
+
+    /** jdbc_by_name's JDBC type of a type name, or null. */
+    private Integer jdbcOfName(String name) {
+        if (name.isEmpty()) return null;
+        String base = typeBase(name);
+        Integer code = jdbcByName.get(base);
+        if (code != null) return code;
+        for (Object[] rule : jdbcNameRules) {
+            String text = (String) rule[1];
+            if ("suffix".equals(rule[0]) ? base.endsWith(text) : base.startsWith(text)) return (Integer) rule[2];
+        }
+        return null;
     }
 
     /** Whether a value meets a required field's need: present, of one of its JSON types (an integer is a number
@@ -1061,7 +1186,13 @@ public final class DeclaredJson implements PlainDecoder {
                     LinkedHashMap<String, Object> names = new LinkedHashMap<>(), codes = new LinkedHashMap<>();
                     for (Object[] c : row.columns) {
                         if (c[1] != null && !((String) c[1]).isEmpty()) names.put((String) c[0], c[1]);
-                        if (c[2] != null) codes.put((String) c[0], new Num(c[2].toString()));
+                        Object code = c[2];
+                        if (!codesByName.isEmpty()) {  // the vendor's own code of the name, else its JDBC type
+                            Integer own = c[1] == null || ((String) c[1]).isEmpty() ? null
+                                    : codesByName.get(typeBase((String) c[1]));
+                            code = own != null ? own : c[2] != null ? c[2] : 12;  // else VARCHAR
+                        }
+                        if (code != null) codes.put((String) c[0], new Num(code.toString()));
                     }
                     if (renderedTypes.size() > 256) renderedTypes.clear();
                     renderedTypes.put(row.columns, rendered = new Object[] {names, codes});
@@ -1107,8 +1238,8 @@ public final class DeclaredJson implements PlainDecoder {
                 }
                 return b.toString();
             }
-            case "qualified_table": return row.database == null || row.database.isEmpty() ? row.table
-                    : row.database + "." + row.table;
+            case "qualified_table": return qualified(row);
+            case "schema": return row.schema == null ? NULL : row.schema;
             case "transaction_text": return row.txn == null ? MISSING : row.txn;
             case "transaction_number": return row.txn == null || !digits(row.txn) ? MISSING
                     : new Num(new java.math.BigInteger(row.txn).toString());
@@ -1128,6 +1259,17 @@ public final class DeclaredJson implements PlainDecoder {
                 if (constants.containsKey(rendering)) return constants.get(rendering);
                 throw new IllegalArgumentException("unknown rendering " + rendering);
         }
+    }
+
+    /** database.schema.table, of the levels it has (Event.qualified_table). */
+    private static String qualified(Row row) {
+        StringBuilder b = new StringBuilder();
+        for (String part : new String[] {row.database, row.schema, row.table}) {
+            if (part == null || part.isEmpty()) continue;
+            if (b.length() > 0) b.append('.');
+            b.append(part);
+        }
+        return b.toString();
     }
 
     private static boolean digits(String s) {

@@ -53,7 +53,7 @@ final class TwinRows implements AutoCloseable {
             field("event_time_ms", INT64, true),
             field("sequence", LIST, true, field("item", new ArrowType.Decimal(38, 0, 128), true)),
             field("pos_index", INT32, true), field("vendor", UTF8, true), field("first_of_record", BOOL, true),
-            field("transaction_id", UTF8, true), field("columns_ref", INT32, true)));
+            field("transaction_id", UTF8, true), field("schema", UTF8, true), field("columns_ref", INT32, true)));
 
     private static Field field(String name, ArrowType type, boolean nullable, Field... children) {
         return new Field(name, new FieldType(nullable, type, null), children.length == 0 ? null : Arrays.asList(children));
@@ -71,7 +71,7 @@ final class TwinRows implements AutoCloseable {
     final BigIntVector offset, eventTime;
     final VarBinaryVector value;
     private final VectorSchemaRoot root;
-    final VarCharVector op, database, table, tableName, vendor, transactionId;
+    final VarCharVector op, database, table, tableName, vendor, transactionId, schema;
     final MapVector before, after;
     final ListVector columns, primaryKey, sequence;
     final IntVector posIndex, columnsRef;
@@ -108,6 +108,7 @@ final class TwinRows implements AutoCloseable {
         vendor = (VarCharVector) root.getVector("vendor");
         first = (BitVector) root.getVector("first_of_record");
         transactionId = (VarCharVector) root.getVector("transaction_id");
+        schema = (VarCharVector) root.getVector("schema");
         columnsRef = (IntVector) root.getVector("columns_ref");
         columnItem = (StructVector) columns.getDataVector();
         columnName = (VarCharVector) columnItem.getChild("name");
@@ -214,7 +215,8 @@ final class TwinRows implements AutoCloseable {
         if (r[10] != null) posIndex.setSafe(i, (Integer) r[10]);
         text(vendor, i, r[11]);
         if (r[12] != null) first.setSafe(i, (Boolean) r[12] ? 1 : 0);
-        if (r.length > 13) text(transactionId, i, r[13]);  // optional: a twin may leave it off
+        if (r.length > 13) text(transactionId, i, r[13]);  // optional: a twin may leave them off
+        if (r.length > 14) text(schema, i, r[14]);
     }
 
     private void columnList(int i, List<Object[]> cols) {
