@@ -280,6 +280,30 @@ def test_a_drs_json_c_codec_of_another_zone_leaves_timestamps_to_python():
     assert "timestamp" not in other["value_conversions"] and other["decline_families"] == ["timestamp"]
 
 
+def test_a_gaussdb_message_of_a_postgresql_table_decodes_in_the_jvm(spark):
+    """What DRS writes for a PostgreSQL table (a schema, bytea, bit, timestamptz) is taken, to the codec's rows; a
+    timestamptz the codec would write back otherwise (+0800) is left to it."""
+    msg = {"columnType": {"a": "integer", "b": "bytea", "c": "bit(4)", "z": "timestamp with time zone",
+                          "n": "numeric(10,2)", "r": "int4range", "v": "character varying(8)"},
+           "dbType": "GaussDB Primary/Standby", "schema": "public", "opType": "UPDATE", "id": 9, "es": 5000,
+           "database": "shop", "table": "t", "type": "UPDATE", "isDdl": False, "sql": "",
+           "sqlType": {"a": 4, "b": 15, "c": 20, "z": 46, "n": 2, "r": 42, "v": 12},
+           "data": [{"a": "1", "b": "00ff", "c": "0101", "z": "2010-01-01 14:30:00+05:30", "n": "1.50",
+                     "r": "[1,5)", "v": "x"}],
+           "old": [{"a": "1", "b": "", "c": "0000", "z": "2010-01-01 14:30:00+08", "n": "1.25", "r": None,
+                    "v": "y"}], "pkNames": ["a"]}
+    other = json.loads(json.dumps(msg))
+    other["data"][0]["z"] = "2010-01-01 14:30:00+0800"
+    raws = [json.dumps(msg).encode(), json.dumps(other).encode()]
+    taken, declined = jvm_rows(spark, "drs-gaussdb", raws)
+    assert taken == python_rows("drs-gaussdb", raws[0], 1) and declined is None
+    row = taken[0]
+    assert (row["schema"], row["table_name"]) == ("public", "shop.public.t")
+    assert dict(row["after"]) == {"a": "1", "b": "AP8=", "c": "5", "z": "2010-01-01 14:30:00 +05:30", "n": "1.50",
+                                  "r": "[1,5)", "v": "x"}
+    assert [c["jdbc_type"] for c in row["columns"]] == [4, -2, -7, 2014, 2, 1111, 12]
+
+
 def test_every_declared_format_has_inputs():
     assert DECLARED and set(DECLARED) <= set(INPUTS)
 

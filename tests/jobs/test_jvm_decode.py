@@ -115,6 +115,19 @@ ODD_LINES = {
            b'"sql":"ALTER TABLE t ADD b int","sqlType":null,"data":null,"old":null,"pkNames":null}',
         8: b'{"mysqlType":{"id":"int"},"id":12,"database":"shop","table":"customers","type":"INSERT","data":[{',
     },
+    "drs-gaussdb": {
+        3: b'{"columnType":{"a":"integer","b":"bytea","c":"bit(4)","z":"timestamp with time zone"},'
+           b'"dbType":"GaussDB Primary/Standby","schema":"public","opType":"UPDATE","id":9,"es":5000,"ts":6000,'
+           b'"database":"shop","table":"t","type":"UPDATE","isDdl":false,"sql":"","sqlType":{"a":4,"b":15,"c":20,'
+           b'"z":46},"data":[{"a":"1","b":"00ff","c":"0101","z":"2010-01-01 14:30:00+05:30"}],'
+           b'"old":[{"a":"1","b":"","c":"0000","z":"2010-01-01 14:30:00+08"}],"pkNames":["a"]}',
+        4: b'{"columnType":{"a":"integer","z":"timestamptz"},"schema":"public","opType":"INSERT","id":10,'
+           b'"es":5000,"database":"shop","table":"t","type":"INSERT","sqlType":{"a":4,"z":46},'
+           b'"data":[{"a":"2","z":"2010-01-01 14:30:00+0800"}]}',
+        5: b'{"columnType":null,"id":11,"es":5000,"database":"shop","schema":"public","table":"t","type":"DDL",'
+           b'"isDdl":true,"sql":"ALTER TABLE t ADD b int","sqlType":null,"data":null,"old":null,"pkNames":null}',
+        8: b'{"columnType":{"id":"integer"},"id":12,"database":"shop","table":"customers","type":"INSERT","data":[{',
+    },
     "drs-json-c": {
         3: b'{"mysqlType":{"a":"int","t":"timestamp(3)"},"id":9,"es":5000,"ts":6000,"database":"shop","table":"t",'
            b'"type":"UPDATE","isDdl":false,"sql":"","sqlType":{"a":4,"t":93},'
