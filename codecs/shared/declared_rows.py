@@ -79,10 +79,11 @@ class DeclaredRows:
       code) declines; ``value_conversions``: family -> how its cells' text becomes canonical ("java_bytes":
       ``Arrays.toString(byte[])`` as base64; "local_seconds" and an offset: wall-clock text as epoch seconds;
       Alibaba Canal's ISO-8859-1 text of raw bytes: "latin1_base64", "latin1_unsigned" (BIT), "latin1_wkb"
-      (family "geometry": MySQL's SRID, kept as vendor ``srid`` where not 0, and WKB)), only the spelling the
-      codec writes back taken; ``conversions_when``: only in messages that have this key (Alibaba's batch id);
-      ``convert_numbers``: a bare number's literal is converted too (Canal reads every cell as text).
-      ``family_by_name_then_code``: a type name no family matches falls back to the code (``types.family(name,
+      (family "geometry": MySQL's SRID, kept as vendor ``srid`` where not 0, and WKB); PostgreSQL's text (DRS
+      GaussDB): "pg_hex" (bytea), "pg_bit" (a bit string as its value), "pg_zoned" (a timestamptz offset)), only
+      the spelling the codec writes back taken; ``conversions_when``: only in messages that have this key
+      (Alibaba's batch id); ``convert_numbers``: a bare number's literal is converted too (Canal reads every cell
+      as text). ``family_by_name_then_code``: a type name no family matches falls back to the code (``types.family(name,
       code)``), instead of the name deciding wherever there is one.
     - ``jdbc_by_name``: the columns' JDBC types come from their type names, not from the message's codes (which
       are the vendor's own, DRS GaussDB's): the name's base (parenthesized parts and repeated blanks removed,

@@ -869,7 +869,8 @@ public final class DeclaredJson implements PlainDecoder {
         for (int i = 0; i < name.length(); i++) {
             if (name.charAt(i) < 0x20 || name.charAt(i) > 0x7e) throw JsonChecks.DECLINE;
         }
-        return PARENTHESIZED.matcher(name).replaceAll("").replaceAll(" +", " ").trim().toLowerCase(java.util.Locale.ROOT);
+        String base = PARENTHESIZED.matcher(name).replaceAll("").replaceAll(" +", " ").trim();
+        return base.toLowerCase(java.util.Locale.ROOT);
     }
 
     private static final Pattern PARENTHESIZED = Pattern.compile("\\(.*?\\)");
