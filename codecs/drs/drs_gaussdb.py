@@ -53,6 +53,10 @@ _FAMILY_PG = {"int": "bigint", "decimal": "numeric", "float": "double precision"
               "zoned": "timestamp with time zone", "json": "jsonb"}
 
 
+# Type names PG_JDBC does not list, by their base's ending or start (a range, an array), in the order they are tried.
+PG_NAME_RULES = (("suffix", "range", JDBC["OTHER"]), ("suffix", "[]", JDBC["ARRAY"]), ("prefix", "_", JDBC["ARRAY"]))
+
+
 # Cached: asked for every column of every event encoded, of a table's few type names.
 @functools.lru_cache(maxsize=4096)
 def pg_base(type_name: str) -> str:
@@ -66,8 +70,9 @@ def pg_jdbc(type_name: Optional[str]) -> Optional[int]:
     base = pg_base(type_name)
     if base in PG_JDBC:
         return JDBC[PG_JDBC[base]]
-    if base.endswith("range") or base.endswith("[]") or base.startswith("_"):
-        return JDBC["OTHER"] if base.endswith("range") else JDBC["ARRAY"]
+    for where, text, code in PG_NAME_RULES:
+        if base.endswith(text) if where == "suffix" else base.startswith(text):
+            return code
     return None
 
 
@@ -147,9 +152,7 @@ def _declaration():
                    schema_level=True,
                    value_conversions={"binary": "pg_hex", "bit": "pg_bit", "zoned": "pg_zoned"},
                    jdbc_by_name={name: JDBC[kind] for name, kind in PG_JDBC.items()},
-                   jdbc_name_rules=(("suffix", "range", JDBC["OTHER"]), ("suffix", "[]", JDBC["ARRAY"]),
-                                    ("prefix", "_", JDBC["ARRAY"])),
-                   codes_by_name=DRS_TYPE_CODES)
+                   jdbc_name_rules=PG_NAME_RULES, codes_by_name=DRS_TYPE_CODES)
 
 
 class DrsGaussDbCodec(DrsJsonCodec):

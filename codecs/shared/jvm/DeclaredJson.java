@@ -696,12 +696,13 @@ public final class DeclaredJson implements PlainDecoder {
                 if (!BITS.matcher(text).matches()) throw JsonChecks.DECLINE;  // the codec names it
                 java.math.BigInteger value = new java.math.BigInteger(text, 2);
                 java.util.regex.Matcher m = FIRST_WIDTH.matcher(typeName == null ? "" : typeName);
-                String binary = value.toString(2);
-                if (m.find() && m.group(1).length() > 6) throw JsonChecks.DECLINE;  // no such width: the codec's
-                int width = m.reset().find() ? Integer.parseInt(m.group(1)) : 1;
-                if (binary.length() < width ? text.length() != width || !text.endsWith(binary)
-                        || text.substring(0, width - binary.length()).replace("0", "").length() > 0
-                        : !binary.equals(text)) {
+                int width = 1;
+                if (m.find()) {
+                    if (m.group(1).length() > 6) throw JsonChecks.DECLINE;  // no such width: the codec's
+                    width = Integer.parseInt(m.group(1));
+                }
+                String binary = value.toString(2);  // written back zero-filled to the width (str.zfill)
+                if (!("0".repeat(Math.max(0, width - binary.length())) + binary).equals(text)) {
                     throw JsonChecks.DECLINE;  // written back otherwise: the codec keeps it as a cell fix
                 }
                 return value.toString();
