@@ -36,11 +36,10 @@ from cdc_jobs.errors import UsageError
 _HERE = Path(__file__).resolve().parent
 POM = _HERE / "pom.xml"
 PROJECT_JAR = "cdc-replay-jvm.jar"
-# The Spark SQL functions the decode step calls (``cdc_jobs.transforms.jvm_decode``): blocks of lines, blocks of
-# Avro container records.
-LINE_BLOCK_DECODE = "cdc_line_block_decode"
+# The Spark SQL function the decode step calls for blocks of Avro container records (``cdc_jobs.transforms.jvm_decode``;
+# blocks of lines go through ``LineRows``, Kafka records through ``RecordBlockDecode``, both called by py4j).
 AVRO_BLOCK_DECODE = "cdc_avro_block_decode"
-_ADAPTERS = {LINE_BLOCK_DECODE: "cdcreplay.jobs.LineBlockDecode", AVRO_BLOCK_DECODE: "cdcreplay.jobs.AvroBlockDecode"}
+_ADAPTERS = {AVRO_BLOCK_DECODE: "cdcreplay.jobs.AvroBlockDecode"}
 # What a session needs to read and write Delta tables (the jar alone is not enough: Delta's SQL and catalog).
 DELTA_CONF = {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
               "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}

@@ -4,21 +4,22 @@ its keys' roles for the declared decode (``Codec.jvm_declaration``, ``shared/jvm
 (``ContainerDecoder.jvm_rows``).
 
 The file reader's tasks hand Spark blocks of whole lines (``cdc_jobs.io.files.read_blocks``: no Python work per
-line). ``LineBlockDecode`` (``jobs/transforms/jvm/``) splits and numbers the lines as the Python reader does and
-runs the declared decode on each: a row per event for a message it takes, the line's bytes for one it declines, as
-one Arrow IPC stream per block (Spark's own row conversions of the nested event fields cost more than the decode).
-The Python tasks after it (``_finish``) read the streams without copying, decode the declined lines with the codec
-(``decode.decode_columns``: the reference, with its dead letters), complete the twin's rows with Arrow kernels (no
-Python object per row), and hand Spark the DECODED rows the Python reader would. The rows are the ones the Python
-path gives (``tests/jobs/test_jvm_decode.py``); only where the time goes changes (``bench/RESULTS.md``).
+line). ``LineRows`` (``jobs/transforms/jvm/``) splits and numbers the lines as the Python reader does and runs the
+declared decode on each: Spark's own rows, a row per event for a message it takes and a row with the line's bytes
+for one it declines. Spark expressions complete the taken rows (the fields that are the same on every row); in the
+same pass an Arrow UDF hands the declined lines alone to the codec (``decode.decode_columns``: the reference, with
+its dead letters), and each line's rows take its place (``decode_blocks``). The taken rows never travel to Python:
+in a replay at 1M messages that trip (an Arrow stream per block to a Python task, completed there and read back)
+cost more than it saved by writing Arrow instead of Spark's rows (``bench/RESULTS.md``). The rows are the ones the
+Python path gives (``tests/jobs/test_jvm_decode.py``).
 
-Kafka records of such a format go the same way with ``RecordBlockDecode`` (``decode_records``): Spark's Kafka
+Kafka records of such a format go to Python as Arrow streams with ``RecordBlockDecode`` (``decode_records``): Spark's Kafka
 source reads them, the JVM cuts each Spark partition's records into blocks of consecutive records of one topic
 partition (no shuffle) and decodes them; the Python tasks give each row its record's position (offset, timestamp,
 key, headers) and decode the declined records, tombstones included, as the Python path does
 (``tests/jobs/test_kafka_replay.py``).
 
-Container files go the same way with ``AvroBlockDecode`` (``cdc_jobs.io.files.read_avro_blocks`` frames their
+Container files go as Arrow streams too, with ``AvroBlockDecode`` (``cdc_jobs.io.files.read_avro_blocks`` frames their
 blocks; ``avro_decoded`` finishes): the declined records reach the codec as the datum ``read_avro`` would have
 made, and where the twin cannot tell the bytes apart as records, ``read_avro`` reads the rest of that file, so
 that what follows, dead letters and their wording included, is what the Python reader gives
@@ -27,7 +28,9 @@ that what follows, dead letters and their wording included, is what the Python r
 
 from __future__ import annotations
 
+import json
 from functools import lru_cache
+from itertools import accumulate
 from typing import Callable, Iterator
 
 import orjson
@@ -40,12 +43,14 @@ from pyspark.sql import types as T
 from cdc_codecs import get_codec
 from cdc_codecs.base import Codec, jvm_container_twins, jvm_declaration_text, jvm_message_text
 from cdc_codecs.event_schema import DECODED_ARROW
+
+DECODED_ARROW_STRUCT = pa.struct(list(DECODED_ARROW))
 from cdc_codecs.shared.plain_rows import DECODED_ROW, RECORD_AT, TWIN_FIELDS, data_row
 
 from cdc_jobs.io import codec_env
 from cdc_jobs.schemas import DECODED_SPARK
 
-# The adapters' result (LineBlockDecode, AvroBlockDecode): one Arrow IPC stream per block (columns: ``LINE_FIELDS``).
+# The Arrow adapters' result (RecordBlockDecode, AvroBlockDecode): one IPC stream per block (columns: ``LINE_FIELDS``).
 LINE_SPARK = T.BinaryType()
 LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
 
@@ -119,13 +124,76 @@ def _at_least(files: list[str], size: int) -> bool:
 
 
 def decode_blocks(blocks: DataFrame, fmt: str) -> DataFrame:
-    """BLOCK rows -> DECODED rows."""
-    from cdc_jobs.jvm import LINE_BLOCK_DECODE
+    """BLOCK rows -> DECODED rows: Spark rows made in the JVM (``LineRows``) for the lines the declared decode
+    takes, completed by Spark expressions; the lines it declines decoded by the codec in the same pass
+    (``_declined_lines``), each line's rows where the line was."""
+    lines = line_rows(blocks, fmt)
+    declined = F.col("value").isNotNull()
+    # Only a declined line's position and bytes go to Python (a taken line sends nulls): the taken rows stay in
+    # the JVM while Python decodes the declined ones of the same batch.
+    decode = F.arrow_udf(_declined_lines(fmt, codec_env.current()), T.ArrayType(DECODED_SPARK))
+    python = decode(F.when(declined, F.col("pos_source")), F.when(declined, F.col("pos_offset")), F.col("value"))
+    return lines.select(F.inline(F.when(declined, python).otherwise(F.array(_taken_row(fmt, "lines")))))
 
+
+def line_rows(blocks: DataFrame, fmt: str) -> DataFrame:
+    """``LineRows``' rows of BLOCK rows (pos_source, first_line, value): pos_source, pos_offset (the line number),
+    value (a declined line's bytes, else null), then ``TWIN_FIELDS``."""
+    spark = blocks.sparkSession
     declaration = jvm_declaration_text(get_codec(fmt))
-    lines = F.call_function(LINE_BLOCK_DECODE, F.lit(declaration), F.col("first_line"), F.col("value"))
-    return blocks.select("pos_source", lines.alias("lines")) \
-        .mapInArrow(codec_env.carried(_finish(fmt)), DECODED_SPARK)
+    return DataFrame(spark._jvm.cdcreplay.jobs.LineRows.rows(blocks._jdf, declaration), spark)
+
+
+def _taken_row(fmt: str, layout: str):
+    """A taken line's DECODED row: the JVM's fields, and the rest as ``data_row`` sets them (``_constants``)."""
+    constants = _constants(fmt, layout)
+    return F.struct(*[(F.col(f.name) if f.name in _GIVEN else _literal(constants[f.name], f.dataType)).alias(f.name)
+                      for f in DECODED_SPARK.fields])
+
+
+def _literal(value, kind: T.DataType):
+    if isinstance(value, (list, tuple)):
+        if value:
+            raise ValueError(f"a constant list field must be empty, got {value!r}")
+        return F.array().cast(kind)
+    return F.lit(value).cast(kind)
+
+
+def _declined_lines(fmt: str, env: dict | None):
+    """The Arrow UDF over (pos_source, pos_offset, value) of ``LineRows``' rows: for a declined line (value not
+    null) the list of its DECODED rows as the codec decodes it, null for the others."""
+    settings = json.dumps(env) if env else None
+    listed = pa.list_(pa.field("element", DECODED_ARROW_STRUCT))
+
+    def decode(sources: pa.Array, numbers: pa.Array, values: pa.Array) -> pa.Array:
+        n = len(values)
+        if values.null_count == n:
+            return pa.nulls(n, listed)
+        from cdc_jobs.io.files import line_records
+        from cdc_jobs.transforms.decode import decode_columns
+
+        codec_env.apply(settings)
+        at = pc.indices_nonzero(pc.is_valid(values))
+        raw = [column.take(at).to_pylist() for column in (sources, numbers, values)]
+        rows = pa.Table.from_batches(list(decode_columns(fmt, [line_records(*raw)])), schema=DECODED_ARROW)
+        return _listed_by_line(rows, raw[0], raw[1], at.to_pylist(), pc.is_null(values), listed)
+
+    return decode
+
+
+def _listed_by_line(rows: pa.Table, sources: list, numbers: list, at: list[int], taken: pa.Array,
+                    listed: pa.DataType) -> pa.Array:
+    """The decoded ``rows`` of the declined lines (``sources``/``numbers``, at rows ``at`` of a batch whose other
+    rows are ``taken``) as one list per batch row, each line's rows in their order; null for a taken line."""
+    line_of = {key: i for i, key in enumerate(zip(sources, numbers))}
+    owner = [line_of[key] for key in zip(rows.column("pos_source").to_pylist(), rows.column("pos_offset").to_pylist())]
+    counts = [0] * len(taken)
+    for line in owner:
+        counts[at[line]] += 1
+    ordered = rows.take(sorted(range(len(owner)), key=owner.__getitem__))  # stable: a line's rows keep their order
+    return pa.ListArray.from_arrays(pa.array(list(accumulate(counts, initial=0)), pa.int32()),
+                                    ordered.combine_chunks().to_struct_array().combine_chunks(), type=listed,
+                                    mask=taken)
 
 
 # Kafka records a block of RecordBlockDecode holds: about a line file's block (1 MiB) of typical CDC messages.
@@ -311,34 +379,6 @@ def _container_decoder(fmt: str, writer_schema: str):
     if decoder is None:  # read_avro_blocks hands a twin only the files whose layout has one
         raise RuntimeError(f"{fmt}: no container decoder for the writer schema of a file the JVM decoded")
     return decoder
-
-
-def _finish(fmt: str):
-    def finish(batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
-        return (decoded(fmt, lines) for batch in batches for lines in block_lines(batch))
-    return finish
-
-
-def block_lines(blocks: pa.RecordBatch) -> Iterator[pa.RecordBatch]:
-    """Each block's rows (LineBlockDecode's stream, read without copying), with the block's ``pos_source``."""
-    sources, streams = blocks.column("pos_source"), blocks.column("lines")
-    for i in range(blocks.num_rows):
-        lines = stream_rows(streams[i])
-        if lines.num_rows:
-            yield lines.add_column(0, "pos_source", pa.repeat(sources[i], lines.num_rows))
-
-
-def decoded(fmt: str, lines: pa.RecordBatch) -> pa.RecordBatch:
-    """A batch of LineBlockDecode's rows -> DECODED rows in line order: the declined lines decoded by the codec,
-    the twin's rows completed."""
-    def decline(raw: pa.RecordBatch) -> list[pa.RecordBatch]:
-        from cdc_jobs.io.files import line_records
-        from cdc_jobs.transforms.decode import decode_columns
-
-        return list(decode_columns(fmt, [line_records(*(raw.column(c).to_pylist()
-                                                         for c in ("pos_source", "pos_offset", "value")))]))
-
-    return _merged(fmt, "lines", lines, decline)
 
 
 def _merged(fmt: str, layout: str, lines: pa.RecordBatch, decline, complete=None) -> pa.RecordBatch:

@@ -2,7 +2,7 @@
 exactly the rows of its ``decode`` for every message it takes, and a container twin (``ContainerDecoder.jvm_rows``)
 exactly the rows of its Python fast path; they decline the rest (the replay then decodes them in Python): on the
 messages the Python side's own tests use (fixtures, the scenario, their mutations and Alibaba variants) and on the
-fuzz corpus. It runs as the replay runs it: ``LineBlockDecode`` in Spark, one message a block."""
+fuzz corpus. It runs as the replay runs it: ``LineRows`` in Spark, one message a block."""
 
 from __future__ import annotations
 
@@ -239,25 +239,26 @@ def plain_dicts(rows):
 
 
 def jvm_rows(spark, fmt: str, raws: list[bytes]) -> list:
-    """What the replay's decode step reads from the declared decode, one message a block: its rows, or None
-    (declined)."""
+    """What the replay's decode step reads from the declared decode (``LineRows``), one message a block: its rows,
+    or None (declined)."""
     from cdc_jobs import jvm
+    from cdc_jobs.transforms.jvm_decode import line_rows
 
     assert jvm.available(spark), "the JVM side did not build (javac missing?)"
-    blocks = spark.createDataFrame([(i + 1, r) for i, r in enumerate(raws)], "first_line long, value binary")
-    declaration = jvm_declaration_text(get_codec(fmt))
-    streams = blocks.select("first_line", F.call_function(jvm.LINE_BLOCK_DECODE, F.lit(declaration),
-                                                          "first_line", "value").alias("lines")).collect()
+    blocks = spark.createDataFrame([("m.jsonl", i + 1, r) for i, r in enumerate(raws)],
+                                   "pos_source string, first_line long, value binary")
+    lines = line_rows(blocks, fmt)
+    assert tuple(lines.columns) == ("pos_source", *LINE_FIELDS)
     out: list = [None] * len(raws)
-    for r in streams:
-        lines = stream_rows(r["lines"])  # with each row's column list put back
-        assert tuple(lines.schema.names) == LINE_FIELDS
-        rows = lines.to_pylist()  # maps as lists of (key, value) in order
-        assert rows and all(x["pos_offset"] == r["first_line"] for x in rows)
+    by_line: dict[int, list] = {}
+    for x in lines.toArrow().to_pylist():  # maps as lists of (key, value) in order
+        by_line.setdefault(x["pos_offset"], []).append(x)
+    assert sorted(by_line) == list(range(1, len(raws) + 1))
+    for line, rows in by_line.items():
         if rows[0]["value"] is not None:
-            assert len(rows) == 1 and rows[0]["value"] == raws[r["first_line"] - 1]  # declined: the exact bytes
+            assert len(rows) == 1 and rows[0]["value"] == raws[line - 1]  # declined: the exact bytes
             continue
-        out[r["first_line"] - 1] = [{f: x[f] for f in TWIN_FIELDS} for x in rows]
+        out[line - 1] = [{f: x[f] for f in TWIN_FIELDS} for x in rows]
     return out
 
 

@@ -9,13 +9,10 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pyarrow as pa
 import pyarrow.dataset as ds
 import pytest
-from pyspark.sql import functions as F
 
 from cdc_codecs import get_codec
-from cdc_codecs.base import jvm_declaration_text
 from cdc_jobs import cli
 from cdc_jobs.commands.sample import simulate, write_archive
 from cdc_jobs.io import files
@@ -30,15 +27,14 @@ AWKWARD = (b'x1\r\n\r\n  \t\n\x0b\x0c\nx2\rstill x2\r\r\n\n' + b"x3 " * 40 + b"\
 
 
 def declined_lines(spark, blocks: list[tuple[int, bytes]]) -> list[tuple[int, bytes]]:
-    """(line number, bytes) of every line LineBlockDecode hands back declined (here: every line, none is JSON)."""
+    """(line number, bytes) of every line the JVM's rows hand back declined (here: every line, none is JSON)."""
     from cdc_jobs import jvm
 
     assert jvm.available(spark)
-    df = spark.createDataFrame(blocks, "first_line long, value binary")
-    declaration = jvm_declaration_text(get_codec("canal-json"))
-    streams = df.select(F.call_function(jvm.LINE_BLOCK_DECODE, F.lit(declaration),
-                                        "first_line", "value")).collect()
-    return sorted((x["pos_offset"], x["value"]) for r in streams for x in pa.ipc.open_stream(r[0]).read_all().to_pylist())
+    df = spark.createDataFrame([("a.jsonl", *b) for b in blocks], "pos_source string, first_line long, value binary")
+    rows = jvm_decode.line_rows(df, "canal-json").select("pos_offset", "value", "op").collect()
+    assert all(r["op"] is None for r in rows)
+    return sorted((r["pos_offset"], r["value"]) for r in rows)
 
 
 @pytest.mark.parametrize("block_bytes", [7, 64, 1 << 20])

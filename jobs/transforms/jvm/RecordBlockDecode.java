@@ -25,7 +25,7 @@ import java.util.Objects;
  * the Spark partition they were read in: no shuffle. A null value (a tombstone) is declined like a message the decode
  * does not take, and its number is listed in {@code tombstones}, so that Python counts it as the Python path does.
  *
- * <p>Line files are split in a UDF over blocks the file reader already made ({@link LineBlockDecode}); records of a
+ * <p>Line files are split over blocks the file reader already made ({@link LineRows}); records of a
  * topic arrive one per row, so the blocks are made here, over the rows of a Spark partition.
  */
 public final class RecordBlockDecode {
