@@ -1,5 +1,5 @@
 """Benchmark: `cdc-replay replay` of a Kafka topic beside the hand-written peer reading the same topic, in one run
-and one SparkSession, with the decode in the JVM (``DecodedRows.records``, the declared decode) and in Python
+and one SparkSession, with the decode in the JVM (``RecordBlockDecode``, the declared decode) and in Python
 (``CDC_REPLAY_JVM_DECODE=off``).
 
     python -m bench.kafka_replay [--messages 1000000] [--partitions 2] [--repeat 2] [--formats canal-json,drs-json]

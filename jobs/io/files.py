@@ -223,7 +223,7 @@ BLOCK_SPARK = from_arrow_schema(BLOCK_ARROW)
 
 def read_blocks(path: str, span: Span | None = None) -> Iterator[dict[str, list]]:
     """The bytes ``read_lines`` reads, as blocks of whole lines with the number of each block's first line, for
-    a reader that splits and numbers the lines itself as ``_numbered_lines`` does (``DecodedRows``)."""
+    a reader that splits and numbers the lines itself as ``_numbered_lines`` does (``LineRows``)."""
     sources, firsts, values = [], [], []
     with _open_text(path) as fh:
         if span is None:

@@ -37,7 +37,7 @@ _HERE = Path(__file__).resolve().parent
 POM = _HERE / "pom.xml"
 PROJECT_JAR = "cdc-replay-jvm.jar"
 # The Spark SQL function the decode step calls for blocks of Avro container records (``cdc_jobs.transforms.jvm_decode``;
-# blocks of lines and Kafka records go through ``DecodedRows``, called by py4j).
+# blocks of lines go through ``LineRows``, Kafka records through ``RecordBlockDecode``, both called by py4j).
 AVRO_BLOCK_DECODE = "cdc_avro_block_decode"
 _ADAPTERS = {AVRO_BLOCK_DECODE: "cdcreplay.jobs.AvroBlockDecode"}
 # What a session needs to read and write Delta tables (the jar alone is not enough: Delta's SQL and catalog).

@@ -4,17 +4,22 @@ its keys' roles for the declared decode (``Codec.jvm_declaration``, ``shared/jvm
 (``ContainerDecoder.jvm_rows``).
 
 The file reader's tasks hand Spark blocks of whole lines (``cdc_jobs.io.files.read_blocks``: no Python work per
-line); Spark's Kafka source hands it records. ``DecodedRows`` (``jobs/transforms/jvm/``) splits and numbers the lines
-as the Python reader does, or takes the records in the order the source read them (no shuffle), and runs the JVM
-decode on each message: Spark's own rows, a row per event for a message it takes and a row with the message's bytes
+line). ``LineRows`` (``jobs/transforms/jvm/``) splits and numbers the lines as the Python reader does and runs the
+declared decode on each: Spark's own rows, a row per event for a message it takes and a row with the line's bytes
 for one it declines. Spark expressions complete the taken rows (the fields that are the same on every row); in the
-same pass an Arrow UDF hands the declined messages alone to the codec (``decode.decode_columns``: the reference,
-with its dead letters; a record's tombstone too), and each message's rows take its place (``_decoded``). The taken
-rows never travel to Python: in a replay at 1M messages that trip (an Arrow stream per block to a Python task,
-completed there and read back) cost more than writing Arrow instead of Spark's rows saved (``bench/RESULTS.md``).
-The rows are the ones the Python path gives (``tests/jobs/test_jvm_decode.py``, ``tests/jobs/test_kafka_replay.py``).
+same pass an Arrow UDF hands the declined lines alone to the codec (``decode.decode_columns``: the reference, with
+its dead letters), and each line's rows take its place (``decode_blocks``). The taken rows never travel to Python:
+in a replay at 1M messages that trip (an Arrow stream per block to a Python task, completed there and read back)
+cost more than it saved by writing Arrow instead of Spark's rows (``bench/RESULTS.md``). The rows are the ones the
+Python path gives (``tests/jobs/test_jvm_decode.py``).
 
-Container files go to Python as Arrow streams, with ``AvroBlockDecode`` (``cdc_jobs.io.files.read_avro_blocks`` frames their
+Kafka records of such a format go to Python as Arrow streams with ``RecordBlockDecode`` (``decode_records``): Spark's Kafka
+source reads them, the JVM cuts each Spark partition's records into blocks of consecutive records of one topic
+partition (no shuffle) and decodes them; the Python tasks give each row its record's position (offset, timestamp,
+key, headers) and decode the declined records, tombstones included, as the Python path does
+(``tests/jobs/test_kafka_replay.py``).
+
+Container files go as Arrow streams too, with ``AvroBlockDecode`` (``cdc_jobs.io.files.read_avro_blocks`` frames their
 blocks; ``avro_decoded`` finishes): the declined records reach the codec as the datum ``read_avro`` would have
 made, and where the twin cannot tell the bytes apart as records, ``read_avro`` reads the rest of that file, so
 that what follows, dead letters and their wording included, is what the Python reader gives
@@ -45,7 +50,7 @@ from cdc_codecs.shared.plain_rows import DECODED_ROW, RECORD_AT, TWIN_FIELDS, da
 from cdc_jobs.io import codec_env
 from cdc_jobs.schemas import DECODED_SPARK
 
-# AvroBlockDecode's result: one Arrow IPC stream per block (columns: ``LINE_FIELDS``).
+# The Arrow adapters' result (RecordBlockDecode, AvroBlockDecode): one IPC stream per block (columns: ``LINE_FIELDS``).
 LINE_SPARK = T.BinaryType()
 LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
 
@@ -119,40 +124,30 @@ def _at_least(files: list[str], size: int) -> bool:
 
 
 def decode_blocks(blocks: DataFrame, fmt: str) -> DataFrame:
-    """BLOCK rows -> DECODED rows, each line's where the line was (``_decoded``)."""
-    return _decoded(line_rows(blocks, fmt), fmt, F.col("value").isNotNull(), LINE_AT, LINE_KEY)
+    """BLOCK rows -> DECODED rows: Spark rows made in the JVM (``LineRows``) for the lines the declared decode
+    takes, completed by Spark expressions; the lines it declines decoded by the codec in the same pass
+    (``_declined_lines``), each line's rows where the line was."""
+    lines = line_rows(blocks, fmt)
+    declined = F.col("value").isNotNull()
+    # Only a declined line's position and bytes go to Python (a taken line sends nulls): the taken rows stay in
+    # the JVM while Python decodes the declined ones of the same batch.
+    decode = F.arrow_udf(_declined_lines(fmt, codec_env.current()), T.ArrayType(DECODED_SPARK))
+    python = decode(F.when(declined, F.col("pos_source")), F.when(declined, F.col("pos_offset")), F.col("value"))
+    return lines.select(F.inline(F.when(declined, python).otherwise(F.array(_taken_row(fmt, "lines")))))
 
 
 def line_rows(blocks: DataFrame, fmt: str) -> DataFrame:
-    """``DecodedRows.lines`` of BLOCK rows (pos_source, first_line, value): pos_source, pos_offset (the line
-    number), value (a declined line's bytes, else null), then ``TWIN_FIELDS``."""
+    """``LineRows``' rows of BLOCK rows (pos_source, first_line, value): pos_source, pos_offset (the line number),
+    value (a declined line's bytes, else null), then ``TWIN_FIELDS``."""
     spark = blocks.sparkSession
-    return DataFrame(spark._jvm.cdcreplay.jobs.DecodedRows.lines(blocks._jdf, jvm_declaration_text(get_codec(fmt))),
-                     spark)
+    declaration = jvm_declaration_text(get_codec(fmt))
+    return DataFrame(spark._jvm.cdcreplay.jobs.LineRows.rows(blocks._jdf, declaration), spark)
 
 
-# Where a line's or a record's rows say the message was (what the codec is given beside its bytes), and what tells
-# the messages of one Arrow batch apart.
-LINE_AT, LINE_KEY = ("pos_source", "pos_offset"), ("pos_source", "pos_offset")
-RECORD_KEY = ("pos_source", "pos_partition", "pos_offset")
-
-
-def _decoded(rows: DataFrame, fmt: str, declined, at: tuple[str, ...], key: tuple[str, ...]) -> DataFrame:
-    """``DecodedRows``' rows -> DECODED rows in message order: a taken message's rows completed by Spark
-    expressions (``_taken_row``); in the same pass an Arrow UDF hands the declined messages alone (their position
-    ``at`` and bytes) to the codec, and their rows take the declined row's place. The taken rows never travel to
-    Python: Spark keeps them while Python decodes the declined ones of the same batch."""
-    decode = F.arrow_udf(_declined(fmt, codec_env.current(), at, key), T.ArrayType(DECODED_SPARK))
-    python = decode(declined, *[F.when(declined, F.col(c)) for c in (*at, "value")])
-    return rows.select(F.inline(F.when(declined, python).otherwise(F.array(_taken_row(fmt, at)))))
-
-
-def _taken_row(fmt: str, at: tuple[str, ...]):
-    """A taken message's DECODED row: the JVM's fields and its position ``at``, the rest as ``data_row`` sets
-    them for a line (``_constants``)."""
-    constants = _constants(fmt, "lines")
-    given = set(TWIN_FIELDS) | set(at)
-    return F.struct(*[(F.col(f.name) if f.name in given else _literal(constants[f.name], f.dataType)).alias(f.name)
+def _taken_row(fmt: str, layout: str):
+    """A taken line's DECODED row: the JVM's fields, and the rest as ``data_row`` sets them (``_constants``)."""
+    constants = _constants(fmt, layout)
+    return F.struct(*[(F.col(f.name) if f.name in _GIVEN else _literal(constants[f.name], f.dataType)).alias(f.name)
                       for f in DECODED_SPARK.fields])
 
 
@@ -164,46 +159,45 @@ def _literal(value, kind: T.DataType):
     return F.lit(value).cast(kind)
 
 
-def _declined(fmt: str, env: dict | None, at: tuple[str, ...], key: tuple[str, ...]):
-    """The Arrow UDF over (declined, the position ``at``, value) of ``DecodedRows``' rows: for a declined message
-    the list of its DECODED rows as the codec decodes it (a line's RAW columns as ``line_records`` makes them, a
-    record's as they are), null for the others."""
+def _declined_lines(fmt: str, env: dict | None):
+    """The Arrow UDF over (pos_source, pos_offset, value) of ``LineRows``' rows: for a declined line (value not
+    null) the list of its DECODED rows as the codec decodes it, null for the others."""
     settings = json.dumps(env) if env else None
     listed = pa.list_(pa.field("element", DECODED_ARROW_STRUCT))
 
-    def decode(declined: pa.Array, *columns: pa.Array) -> pa.Array:
-        chosen = pc.indices_nonzero(declined)
-        if not len(chosen):
-            return pa.nulls(len(declined), listed)
+    def decode(sources: pa.Array, numbers: pa.Array, values: pa.Array) -> pa.Array:
+        n = len(values)
+        if values.null_count == n:
+            return pa.nulls(n, listed)
         from cdc_jobs.io.files import line_records
         from cdc_jobs.transforms.decode import decode_columns
 
         codec_env.apply(settings)
-        raw = {name: column.take(chosen).to_pylist() for name, column in zip((*at, "value"), columns)}
-        if at == LINE_AT:
-            raw = line_records(raw["pos_source"], raw["pos_offset"], raw["value"])
-        rows = pa.Table.from_batches(list(decode_columns(fmt, [raw])), schema=DECODED_ARROW)
-        return _listed(rows, list(zip(*(raw[c] for c in key))), key, chosen.to_pylist(), pc.invert(declined), listed)
+        at = pc.indices_nonzero(pc.is_valid(values))
+        raw = [column.take(at).to_pylist() for column in (sources, numbers, values)]
+        rows = pa.Table.from_batches(list(decode_columns(fmt, [line_records(*raw)])), schema=DECODED_ARROW)
+        return _listed_by_line(rows, raw[0], raw[1], at.to_pylist(), pc.is_null(values), listed)
 
     return decode
 
 
-def _listed(rows: pa.Table, messages: list[tuple], key: tuple[str, ...], at: list[int], taken: pa.Array,
-            listed: pa.DataType) -> pa.Array:
-    """The decoded ``rows`` of the declined ``messages`` (their ``key`` values, in order; at rows ``at`` of a batch
-    whose other rows are ``taken``) as one list per batch row: each message's rows, in the order the codec gave
-    them (message by message); null for a taken message."""
+def _listed_by_line(rows: pa.Table, sources: list, numbers: list, at: list[int], taken: pa.Array,
+                    listed: pa.DataType) -> pa.Array:
+    """The decoded ``rows`` of the declined lines (``sources``/``numbers``, at rows ``at`` of a batch whose other
+    rows are ``taken``) as one list per batch row, each line's rows in their order; null for a taken line."""
+    line_of = {key: i for i, key in enumerate(zip(sources, numbers))}
+    owner = [line_of[key] for key in zip(rows.column("pos_source").to_pylist(), rows.column("pos_offset").to_pylist())]
     counts = [0] * len(taken)
-    message = 0
-    for row in zip(*(rows.column(c).to_pylist() for c in key)):
-        while message < len(messages) and row != messages[message]:
-            message += 1
-        if message == len(messages):
-            raise RuntimeError(f"{row}: the codec gave rows out of the order of the declined messages")
-        counts[at[message]] += 1
+    for line in owner:
+        counts[at[line]] += 1
+    ordered = rows.take(sorted(range(len(owner)), key=owner.__getitem__))  # stable: a line's rows keep their order
     return pa.ListArray.from_arrays(pa.array(list(accumulate(counts, initial=0)), pa.int32()),
-                                    rows.combine_chunks().to_struct_array().combine_chunks(), type=listed,
+                                    ordered.combine_chunks().to_struct_array().combine_chunks(), type=listed,
                                     mask=taken)
+
+
+# Kafka records a block of RecordBlockDecode holds: about a line file's block (1 MiB) of typical CDC messages.
+RECORDS_PER_BLOCK = 4096
 
 
 def runs_records(spark: SparkSession, fmt: str, records: int) -> bool:
@@ -221,12 +215,60 @@ BYTES_PER_RECORD = 350
 
 def decode_records(raw: DataFrame, fmt: str) -> DataFrame:
     """RAW rows of Kafka records (read from a topic, or from a Kafka dump archive) -> DECODED rows, decoded in the
-    JVM (``DecodedRows.records``, in the Spark partitions the source read them in: no shuffle) by the codec's
-    declaration or its message decoder (``jvm_message_text``); the declined records, tombstones included, by the
-    codec as the Python path decodes them (``_decoded``)."""
+    JVM (``RecordBlockDecode``: blocks of consecutive records of a topic partition, in the Spark partitions the
+    source read them in, no shuffle) by the codec's declaration or its message decoder (``jvm_message_text``)."""
     spark = raw.sparkSession
-    rows = DataFrame(spark._jvm.cdcreplay.jobs.DecodedRows.records(raw._jdf, jvm_message_text(get_codec(fmt))), spark)
-    return _decoded(rows, fmt, F.col("declined"), RECORD_AT, RECORD_KEY)
+    decoder = jvm_message_text(get_codec(fmt))
+    blocks = DataFrame(spark._jvm.cdcreplay.jobs.RecordBlockDecode.blocks(raw._jdf, decoder, RECORDS_PER_BLOCK), spark)
+    return blocks.mapInArrow(codec_env.carried(lambda batches: records_decoded(fmt, batches)), DECODED_SPARK)
+
+
+def records_decoded(fmt: str, batches: Iterator[pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+    """RecordBlockDecode's block rows -> DECODED batches in record order, each record at its Kafka position."""
+    for blocks in batches:
+        for i in range(blocks.num_rows):
+            lines = stream_rows(blocks.column("lines")[i])
+            if lines.num_rows:
+                yield _record_rows(fmt, {name: blocks.column(name)[i] for name in blocks.column_names}, lines)
+
+
+# Where a block row keeps each record's position (RAW's pos_ fields): a list of the block's records.
+_BLOCK_POSITIONS = {"pos_offset": "offsets", "pos_timestamp_ms": "stamps", "pos_key": "keys",
+                    "pos_headers": "headers"}
+
+
+def _record_rows(fmt: str, block: dict[str, pa.Scalar], lines: pa.RecordBatch) -> pa.RecordBatch:
+    """One block's rows: the twin's pos_offset is the record's number in the block (``record`` below). Every row is
+    given its record's position once, before the declined records are decoded (their dead letters name it) and the
+    rows are put in order."""
+    number = lines.column("pos_offset")
+    n = lines.num_rows
+    lines = lines.set_column(0, "pos_offset", block["offsets"].values.take(number)).append_column("record", number)
+    lines = lines.add_column(0, "pos_source", pa.repeat(block["pos_source"], n))
+    lines = lines.append_column("pos_partition", pa.repeat(block["pos_partition"], n))
+    for field, listed in _BLOCK_POSITIONS.items():
+        if field != "pos_offset":
+            lines = lines.append_column(field, block[listed].values.take(number))
+    tombstones = set(block["tombstones"].as_py())
+
+    def decline(raw: pa.RecordBatch) -> list[pa.RecordBatch]:
+        from cdc_jobs.transforms.decode import decode_columns
+
+        cols = {field: raw.column(field).to_pylist() for field in RECORD_AT}
+        cols["value"] = [None if k in tombstones else v
+                         for k, v in zip(raw.column("record").to_pylist(), raw.column("value").to_pylist())]
+        return list(decode_columns(fmt, [cols]))
+
+    def complete(took: pa.RecordBatch) -> pa.RecordBatch:
+        rows = completed(fmt, took)
+        for field in RECORD_AT:
+            if field not in _GIVEN:  # the rest of the record's position: completed set them as a line's
+                at = DECODED_ARROW.get_field_index(field)
+                kind = DECODED_ARROW.field(at)
+                rows = rows.set_column(at, kind, took.column(field).cast(kind.type))
+        return rows
+
+    return _merged(fmt, "lines", lines, decline, complete)
 
 
 def decode_avro_blocks(blocks: DataFrame, fmt: str) -> DataFrame:
@@ -339,9 +381,9 @@ def _container_decoder(fmt: str, writer_schema: str):
     return decoder
 
 
-def _merged(fmt: str, layout: str, lines: pa.RecordBatch, decline) -> pa.RecordBatch:
+def _merged(fmt: str, layout: str, lines: pa.RecordBatch, decline, complete=None) -> pa.RecordBatch:
     """A twin's rows -> DECODED rows in message order: the declined messages decoded by ``decline`` (rows ->
-    DECODED batches), the twin's rows completed as ``completed`` does for the layout."""
+    DECODED batches), the twin's rows completed (by ``complete``, else as ``completed`` does for the layout)."""
     declined = pc.is_valid(lines.column("value"))
     parts = []
     if pc.any(declined).as_py():
@@ -350,7 +392,7 @@ def _merged(fmt: str, layout: str, lines: pa.RecordBatch, decline) -> pa.RecordB
     else:
         took = lines
     if took.num_rows:
-        parts.append(completed(fmt, took, layout))
+        parts.append(complete(took) if complete is not None else completed(fmt, took, layout))
     if len(parts) == 1:
         return parts[0]
     table = pa.Table.from_batches(parts, schema=DECODED_ARROW)

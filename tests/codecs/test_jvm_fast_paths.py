@@ -2,7 +2,7 @@
 exactly the rows of its ``decode`` for every message it takes, and a container twin (``ContainerDecoder.jvm_rows``)
 exactly the rows of its Python fast path; they decline the rest (the replay then decodes them in Python): on the
 messages the Python side's own tests use (fixtures, the scenario, their mutations and Alibaba variants) and on the
-fuzz corpus. It runs as the replay runs it: ``DecodedRows`` in Spark, one message a block."""
+fuzz corpus. It runs as the replay runs it: ``LineRows`` in Spark, one message a block."""
 
 from __future__ import annotations
 
@@ -239,7 +239,7 @@ def plain_dicts(rows):
 
 
 def jvm_rows(spark, fmt: str, raws: list[bytes]) -> list:
-    """What the replay's decode step reads from the declared decode (``DecodedRows``), one message a block: its rows,
+    """What the replay's decode step reads from the declared decode (``LineRows``), one message a block: its rows,
     or None (declined)."""
     from cdc_jobs import jvm
     from cdc_jobs.transforms.jvm_decode import line_rows

@@ -328,7 +328,7 @@ DUMP_ODD = {**ODD_LINES, "dts-avro": {8: b"\x02not a DTS record"}}
 @pytest.mark.parametrize("fmt", ["oms-default", "dts-avro"])
 def test_a_kafka_dump_decoded_in_the_jvm_replays_as_the_python_path_does(spark, tmp_path, monkeypatch, fmt):
     """A Kafka dump archive (`cdc-replay archive`'s lines: topic, partition, offset, timestamp, base64 key and value,
-    headers) of a format with a JVM decode: its records are decoded there as a topic's are (DecodedRows.records), with
+    headers) of a format with a JVM decode: its records are decoded there as a topic's are (RecordBlockDecode), with
     the same events, dead letters and counts as in Python, a tombstone and headers included."""
     import base64
 
@@ -351,6 +351,7 @@ def test_a_kafka_dump_decoded_in_the_jvm_replays_as_the_python_path_does(spark, 
     calls = []
     monkeypatch.setattr(jvm_decode, "decode_records",
                         lambda *a, _f=jvm_decode.decode_records: calls.append(1) or _f(*a))
+    monkeypatch.setattr(jvm_decode, "RECORDS_PER_BLOCK", 64)
 
     def replay(mode: str) -> dict:
         monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", mode)

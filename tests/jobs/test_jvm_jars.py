@@ -27,7 +27,7 @@ def test_the_runtime_jars_add_nothing_pyspark_ships():
     # the project jar holds the codecs' JVM decodes and the decode adapter, compiled from today's sources
     with zipfile.ZipFile(jars[0]) as z:
         classes = set(z.namelist())
-    assert {"cdcreplay/codecs/DeclaredJson.class", "cdcreplay/jobs/DecodedRows.class"} <= classes
+    assert {"cdcreplay/codecs/DeclaredJson.class", "cdcreplay/jobs/LineRows.class"} <= classes
 
 
 def test_the_test_jars_hold_a_kraft_broker_and_an_hdfs_minicluster():

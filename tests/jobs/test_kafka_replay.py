@@ -164,7 +164,7 @@ def test_a_topic_decoded_in_the_jvm_replays_as_the_python_path_does(kafka_broker
                                                                     to_format):
     """A topic of a format with a JVM decode (declared; dts-avro's twins), over two partitions, in splits smaller than
     the JVM's blocks: messages it takes, messages it declines (the codec decodes them), a broken one, a tombstone,
-    keys and headers. Decoded in the JVM (DecodedRows.records) or in Python, a user reads the same events, dead letters
+    keys and headers. Decoded in the JVM (RecordBlockDecode) or in Python, a user reads the same events, dead letters
     and counts, every record at its own topic, partition and offset."""
     from test_jvm_decode import ODD_LINES  # beside this file (tests/jobs is on sys.path)
 
@@ -186,6 +186,7 @@ def test_a_topic_decoded_in_the_jvm_replays_as_the_python_path_does(kafka_broker
     calls = []
     monkeypatch.setattr(jvm_decode, "decode_records",
                         lambda *a, _f=jvm_decode.decode_records: calls.append(1) or _f(*a))
+    monkeypatch.setattr(jvm_decode, "RECORDS_PER_BLOCK", 64)  # blocks end inside a split, and at its end
 
     def replay(mode: str) -> dict:
         monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", mode)

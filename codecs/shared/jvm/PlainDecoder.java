@@ -7,7 +7,7 @@ import java.util.List;
  * it can decode exactly (the rest it declines, and the Python codec decodes them and names their errors).
  *
  * <p>Pure Java and Jackson: no Spark. {@code cdc_jobs.jvm} builds it with the job side's adapter
- * ({@code DecodedRows}); {@code tests/codecs/test_jvm_fast_paths.py} holds it equal to the codecs' decode,
+ * ({@code LineRows}); {@code tests/codecs/test_jvm_fast_paths.py} holds it equal to the codecs' decode,
  * row for row.
  */
 public interface PlainDecoder {

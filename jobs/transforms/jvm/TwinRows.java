@@ -30,7 +30,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The rows the container decode adapter ({@link AvroBlockDecode}) hands to Python: one Arrow IPC
+ * The rows the decode adapters ({@link RecordBlockDecode}, {@link AvroBlockDecode}) hand to Python: one Arrow IPC
  * stream per block, with the columns pos_offset (the line or record number), value (the bytes of a message the JVM
  * decode declined, else null), then {@link PlainDecoder#FIELDS} with the types of the event record
  * ({@code cdc_codecs.event_schema}). A row with neither value nor op marks where the Python reader takes over.
