@@ -43,8 +43,6 @@ from pyspark.sql import types as T
 from cdc_codecs import get_codec
 from cdc_codecs.base import Codec, jvm_container_twins, jvm_declaration_text, jvm_message_text
 from cdc_codecs.event_schema import DECODED_ARROW
-
-DECODED_ARROW_STRUCT = pa.struct(list(DECODED_ARROW))
 from cdc_codecs.shared.plain_rows import DECODED_ROW, RECORD_AT, TWIN_FIELDS, data_row
 
 from cdc_jobs.io import codec_env
@@ -53,6 +51,8 @@ from cdc_jobs.schemas import DECODED_SPARK
 # The Arrow adapters' result (RecordBlockDecode, AvroBlockDecode): one IPC stream per block (columns: ``LINE_FIELDS``).
 LINE_SPARK = T.BinaryType()
 LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
+# A DECODED row as one Arrow value: the element of the lists the declined lines' UDF returns.
+DECODED_ARROW_STRUCT = pa.struct(list(DECODED_ARROW))
 
 
 # Line archives of a format whose codec has a Python fast path of its own (``Codec.plain_rows``: canal-json)
