@@ -9,6 +9,7 @@ them."""
 
 from __future__ import annotations
 
+import functools
 import glob
 import json
 import os
@@ -84,6 +85,7 @@ def carried(task: Callable[[Iterator[A]], Iterator[B]]) -> Callable[[Iterator[A]
     env = current()
     settings = json.dumps(env) if env else None
 
+    @functools.wraps(task)  # the task's type hints, from which Spark tells an Arrow UDF's kind
     def run(batches: Iterator[A]) -> Iterator[B]:
         apply(settings)
         return task(batches)

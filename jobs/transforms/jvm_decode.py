@@ -28,7 +28,6 @@ that what follows, dead letters and their wording included, is what the Python r
 
 from __future__ import annotations
 
-import json
 from functools import lru_cache
 from itertools import accumulate
 from typing import Callable, Iterator
@@ -53,6 +52,10 @@ LINE_SPARK = T.BinaryType()
 LINE_FIELDS = ("pos_offset", "value", *TWIN_FIELDS)
 # A DECODED row as one Arrow value: the element of the lists the declined lines' UDF returns.
 DECODED_ARROW_STRUCT = pa.struct(list(DECODED_ARROW))
+# LineRows' rows: where the line was, a declined line's bytes, the JVM decode's fields with their DECODED types.
+LINE_ROWS = T.StructType([T.StructField("pos_source", T.StringType()),
+                          T.StructField("pos_offset", T.LongType(), False), T.StructField("value", T.BinaryType()),
+                          *[DECODED_SPARK[name] for name in TWIN_FIELDS]])
 
 
 # Line archives of a format whose codec has a Python fast path of its own (``Codec.plain_rows``: canal-json)
@@ -131,7 +134,7 @@ def decode_blocks(blocks: DataFrame, fmt: str) -> DataFrame:
     declined = F.col("value").isNotNull()
     # Only a declined line's position and bytes go to Python (a taken line sends nulls): the taken rows stay in
     # the JVM while Python decodes the declined ones of the same batch.
-    decode = F.arrow_udf(_declined_lines(fmt, codec_env.current()), T.ArrayType(DECODED_SPARK))
+    decode = F.arrow_udf(codec_env.carried(_declined_lines(fmt)), T.ArrayType(DECODED_SPARK))
     python = decode(F.when(declined, F.col("pos_source")), F.when(declined, F.col("pos_offset")), F.col("value"))
     return lines.select(F.inline(F.when(declined, python).otherwise(F.array(_taken_row(fmt, "lines")))))
 
@@ -141,7 +144,7 @@ def line_rows(blocks: DataFrame, fmt: str) -> DataFrame:
     value (a declined line's bytes, else null), then ``TWIN_FIELDS``."""
     spark = blocks.sparkSession
     declaration = jvm_declaration_text(get_codec(fmt))
-    return DataFrame(spark._jvm.cdcreplay.jobs.LineRows.rows(blocks._jdf, declaration), spark)
+    return DataFrame(spark._jvm.cdcreplay.jobs.LineRows.rows(blocks._jdf, declaration, LINE_ROWS.json()), spark)
 
 
 def _taken_row(fmt: str, layout: str):
@@ -159,24 +162,23 @@ def _literal(value, kind: T.DataType):
     return F.lit(value).cast(kind)
 
 
-def _declined_lines(fmt: str, env: dict | None):
-    """The Arrow UDF over (pos_source, pos_offset, value) of ``LineRows``' rows: for a declined line (value not
-    null) the list of its DECODED rows as the codec decodes it, null for the others."""
-    settings = json.dumps(env) if env else None
+def _declined_lines(fmt: str):
+    """The Arrow UDF (batches of arrays) over (pos_source, pos_offset, value) of ``LineRows``' rows: for a declined
+    line (value not null) the list of its DECODED rows as the codec decodes it, null for the others."""
     listed = pa.list_(pa.field("element", DECODED_ARROW_STRUCT))
 
-    def decode(sources: pa.Array, numbers: pa.Array, values: pa.Array) -> pa.Array:
-        n = len(values)
-        if values.null_count == n:
-            return pa.nulls(n, listed)
+    def decode(batches: Iterator[tuple[pa.Array, pa.Array, pa.Array]]) -> Iterator[pa.Array]:
         from cdc_jobs.io.files import line_records
         from cdc_jobs.transforms.decode import decode_columns
 
-        codec_env.apply(settings)
-        at = pc.indices_nonzero(pc.is_valid(values))
-        raw = [column.take(at).to_pylist() for column in (sources, numbers, values)]
-        rows = pa.Table.from_batches(list(decode_columns(fmt, [line_records(*raw)])), schema=DECODED_ARROW)
-        return _listed_by_line(rows, raw[0], raw[1], at.to_pylist(), pc.is_null(values), listed)
+        for sources, numbers, values in batches:
+            if values.null_count == len(values):
+                yield pa.nulls(len(values), listed)
+                continue
+            at = pc.indices_nonzero(pc.is_valid(values))
+            raw = [column.take(at).to_pylist() for column in (sources, numbers, values)]
+            rows = pa.Table.from_batches(list(decode_columns(fmt, [line_records(*raw)])), schema=DECODED_ARROW)
+            yield _listed_by_line(rows, raw[0], raw[1], at.to_pylist(), pc.is_null(values), listed)
 
     return decode
 

@@ -7,11 +7,10 @@ import org.apache.spark.sql.Dataset;
 import org.apache.spark.sql.Row;
 import org.apache.spark.sql.catalyst.InternalRow;
 import org.apache.spark.sql.catalyst.expressions.GenericInternalRow;
-import org.apache.spark.sql.catalyst.expressions.UnsafeProjection;
 import org.apache.spark.sql.catalyst.util.ArrayBasedMapData;
 import org.apache.spark.sql.catalyst.util.ArrayData;
 import org.apache.spark.sql.catalyst.util.GenericArrayData;
-import org.apache.spark.sql.types.DataTypes;
+import org.apache.spark.sql.types.DataType;
 import org.apache.spark.sql.types.Decimal;
 import org.apache.spark.sql.types.StructType;
 import org.apache.spark.unsafe.types.UTF8String;
@@ -38,50 +37,34 @@ public final class LineRows {
     private LineRows() {
     }
 
-    private static final StructType COLUMN = new StructType().add("name", DataTypes.StringType)
-            .add("type_name", DataTypes.StringType).add("jdbc_type", DataTypes.IntegerType)
-            .add("number", DataTypes.BooleanType);
-    private static final org.apache.spark.sql.types.DataType IMAGE =
-            DataTypes.createMapType(DataTypes.StringType, DataTypes.StringType, true);
-
-    /** The rows' columns: pos_source, pos_offset (the line number), value, then {@link PlainDecoder#FIELDS}, with
-     *  the types of the DECODED rows ({@code cdc_codecs.event_schema}). */
-    public static final StructType SCHEMA = new StructType()
-            .add("pos_source", DataTypes.StringType).add("pos_offset", DataTypes.LongType, false)
-            .add("value", DataTypes.BinaryType)
-            .add("op", DataTypes.StringType).add("database", DataTypes.StringType)
-            .add("table", DataTypes.StringType).add("table_name", DataTypes.StringType)
-            .add("before", IMAGE).add("after", IMAGE)
-            .add("columns", DataTypes.createArrayType(COLUMN, true))
-            .add("primary_key", DataTypes.createArrayType(DataTypes.StringType, true))
-            .add("event_time_ms", DataTypes.LongType)
-            .add("sequence", DataTypes.createArrayType(DataTypes.createDecimalType(38, 0), true))
-            .add("pos_index", DataTypes.IntegerType).add("vendor", DataTypes.StringType)
-            .add("first_of_record", DataTypes.BooleanType).add("transaction_id", DataTypes.StringType)
-            .add("schema", DataTypes.StringType);
-
-    /** The rows of {@code blocks} decoded by {@code declaration} (called from Python:
-     *  {@code cdc_jobs.transforms.jvm_decode.decode_blocks}). */
-    public static Dataset<Row> rows(org.apache.spark.sql.classic.Dataset<Row> blocks, String declaration) {
+    /** The rows of {@code blocks} decoded by {@code declaration}, of the {@code schema} (Spark's JSON of a struct
+     *  type) that {@code cdc_jobs.transforms.jvm_decode.LINE_ROWS} derives from the DECODED rows: pos_source,
+     *  pos_offset (the line number), value (a declined line's bytes), then {@link PlainDecoder#FIELDS}. */
+    public static Dataset<Row> rows(org.apache.spark.sql.classic.Dataset<Row> blocks, String declaration,
+                                    String schema) {
+        StructType out = (StructType) DataType.fromJson(schema);
         StructType in = blocks.schema();
         int source = in.fieldIndex("pos_source"), first = in.fieldIndex("first_line"), value = in.fieldIndex("value");
         RDD<InternalRow> decoded = blocks.queryExecution().toRdd().toJavaRDD()
                 .mapPartitions((FlatMapFunction<Iterator<InternalRow>, InternalRow>) it ->
-                        new Lines(it, declaration, source, first, value)).rdd();
-        return blocks.sparkSession().internalCreateDataFrame(decoded, SCHEMA, false);
+                        new Lines(it, declaration, source, first, value, out.size())).rdd();
+        return blocks.sparkSession().internalCreateDataFrame(decoded, out, false);
     }
 
     /** One Spark partition's blocks, decoded a block at a time as their rows are asked for. */
     private static final class Lines implements Iterator<InternalRow> {
         private final Iterator<InternalRow> blocks;
         private final PlainDecoder decoder;
-        private final int source, first, value;
-        private final Converted converted = new Converted();
+        private final int source, first, value, width;
+        private final Converted converted;
         private final List<InternalRow> ready = new ArrayList<>();
         private int next;
 
-        Lines(Iterator<InternalRow> blocks, String declaration, int source, int first, int value) throws Exception {
+        Lines(Iterator<InternalRow> blocks, String declaration, int source, int first, int value, int width)
+                throws Exception {
             this.blocks = blocks;
+            this.width = width;
+            this.converted = new Converted(width);
             this.decoder = TwinRows.twin(new HashMap<>(), declaration, PlainDecoder.class);
             this.source = source;
             this.first = first;
@@ -122,7 +105,7 @@ public final class LineRows {
                     records++;
                     List<Object[]> decoded = decoder.rows(block, start, stop - start);
                     if (decoded == null) {
-                        Object[] declined = new Object[SCHEMA.size()];
+                        Object[] declined = new Object[width];
                         declined[0] = path;
                         declined[1] = line;
                         declined[2] = java.util.Arrays.copyOfRange(block, start, stop);
@@ -142,12 +125,15 @@ public final class LineRows {
      *  are converted once (by identity, as TwinRows numbers them). */
     private static final class Converted {
         private final IdentityHashMap<List<Object[]>, ArrayData> columnLists = new IdentityHashMap<>();
-        private final UnsafeProjection UNSAFE_COLUMNS = UnsafeProjection.create(
-                new StructType().add("columns", SCHEMA.apply("columns").dataType()));
+        private final int width;
+
+        Converted(int width) {
+            this.width = width;
+        }
 
         @SuppressWarnings("unchecked")
         InternalRow row(UTF8String path, long line, Object[] r) {
-            Object[] out = new Object[SCHEMA.size()];
+            Object[] out = new Object[width];
             out[0] = path;
             out[1] = line;
             out[3] = text(r[0]);
@@ -187,10 +173,7 @@ public final class LineRows {
                     Object[] c = cols.get(i);
                     items[i] = new GenericInternalRow(new Object[]{text(c[0]), text(c[1]), c[2], c[3]});
                 }
-                // Kept as Spark stores it: the scan's copy of each row then copies the list's bytes at once
-                // instead of its every name and type (the lists are a large part of a row's values).
-                made = UNSAFE_COLUMNS.apply(new GenericInternalRow(new Object[]{new GenericArrayData(items)}))
-                        .getArray(0).copy();
+                made = new GenericArrayData(items);
                 columnLists.put(cols, made);
             }
             return made;
