@@ -10,29 +10,31 @@ from typing import Iterator
 from pyspark.sql import SparkSession
 
 from cdc_jobs import jvm
-from cdc_jobs.jvm import class_archive
+from cdc_jobs.jvm.options import java_options, jit_options
 
 DEFAULT_MASTER = "local[2]"
 
 
-def session(app_name: str = "cdc-replay") -> SparkSession:
+def session(app_name: str = "cdc-replay", input_bytes: int | None = None) -> SparkSession:
+    """The job's session: the one spark-submit started, else a local one started here, its JIT chosen by the
+    size of the job's input (``input_bytes``, None when not known: ``cdc_jobs.jvm.options.jit_options``)."""
     builder = SparkSession.builder.appName(app_name)
     # Under spark-submit the JVM already exists and its master is the one the Airflow connection chose; a plain
     # `cdc-replay` run starts its own local Spark.
     if "PYSPARK_GATEWAY_PORT" not in os.environ:
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        master = os.environ.get("CDC_REPLAY_SPARK_MASTER", DEFAULT_MASTER)
         # The project jar and the connectors (Delta Lake, Kafka, s3a), built at install time by cdc_jobs.jvm;
         # spark-submit gets the same list as --jars (the Airflow operator).
         jars = jvm.runtime_jars()
         if jars:
             builder = builder.config("spark.jars", ",".join(map(str, jars)))
         builder = (
-            builder.master(os.environ.get("CDC_REPLAY_SPARK_MASTER", DEFAULT_MASTER))
+            builder.master(master)
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", os.environ.get("CDC_REPLAY_SHUFFLE_PARTITIONS", "8"))
-            .config("spark.driver.extraJavaOptions", class_archive.driver_java_options())
-            .config("spark.executor.extraJavaOptions", class_archive.BASE_OPTIONS)
+            .config(map=java_options(jit_options(master, input_bytes)))
             # Spark keeps 100 generated classes by default; one merge compiles about 100, so a session that runs
             # several jobs (tests, the bench, a notebook) recompiled 54 of them on every merge (0.6 s, and the JIT
             # starts over on the new classes).

@@ -18,7 +18,7 @@ from cdc_codecs import Op, get_codec
 
 from cdc_jobs.transforms.accounting import checkpoint, counted, encoded_counted, encoded_summary
 from cdc_jobs.transforms.accounting import summary as accounting_summary
-from cdc_jobs.io import codec_env
+from cdc_jobs.io import codec_env, storage
 from cdc_jobs.io.atomic import resolve_output, staged_output
 from cdc_jobs.transforms.dead_letters import (NONE, OPTION, TOP, DeadLetterBudgetExceeded, breakdown, evaluate,
                                               parse_budget, summary_lines, table_counts)
@@ -28,6 +28,7 @@ from cdc_jobs.transforms.encode import encode, file_lines, in_source_order, task
 from cdc_jobs.transforms.encode import messages as encoded_messages
 from cdc_jobs.errors import UsageError
 from cdc_jobs.schemas import DEAD_LETTER_COLUMNS, ENCODED_DEAD_LETTER_COLUMNS, EVENT_FIELDS, MARKER_KINDS
+from cdc_jobs.jvm.options import QUICK_JIT_BYTES
 from cdc_jobs.spark import session
 from cdc_jobs.transforms.window import parse_instant, parse_primary_keys, split_patterns, tables_filter, window_filter, with_primary_keys
 
@@ -46,19 +47,34 @@ def events_of(decoded: DataFrame, selected: Column, keys) -> DataFrame:
 ReadAgain = Callable[[set], DataFrame]
 
 
-def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | None, until_ms: int | None,
-                ckpt: dict | None) -> tuple[DataFrame, list[dict], ReadAgain]:
-    """DECODED rows of the archive, each task's in source order (a file or Kafka partition split read in offset
-    order), the planned partitions (Kafka) that the checkpoint must list, and a function that reads some of the
-    sources again as they were read here (the same files: ``files_again``; the same planned offsets)."""
-    fmt = get_codec(args.format).name
+def archive_files(args: argparse.Namespace) -> list[str] | None:
+    """The archive files of ``--source`` (listed once, before Spark starts: a missing source fails at once, and
+    the session's JIT follows their size), or None for Kafka URLs."""
     kafka = [s for s in args.source if s.startswith("kafka://")]
     if kafka and len(kafka) != len(args.source):
         raise UsageError("--source: give either Kafka URLs or archive files, not both in one replay")
-    if not kafka:
-        from cdc_jobs.io.files import list_archive_files, read_listed
+    if kafka:
+        return None
+    from cdc_jobs.io.files import list_archive_files
 
-        files = list_archive_files(args.source)
+    return list_archive_files(args.source)
+
+
+def input_bytes(files: list[str] | None) -> int | None:
+    """The archive's size as far as the session's JIT needs it (``cdc_jobs.jvm.options``); None for Kafka."""
+    return None if files is None else storage.total_size(files, QUICK_JIT_BYTES)
+
+
+def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | None, until_ms: int | None,
+                ckpt: dict | None, files: list[str] | None = None) -> tuple[DataFrame, list[dict], ReadAgain]:
+    """DECODED rows of the archive (its ``files`` as ``archive_files`` listed them, else listed here), each task's
+    in source order (a file or Kafka partition split read in offset order), the planned partitions (Kafka) that
+    the checkpoint must list, and a function that reads some of the sources again as they were read here (the
+    same files: ``files_again``; the same planned offsets)."""
+    fmt = get_codec(args.format).name
+    files = files if files is not None else archive_files(args)
+    if files is not None:
+        from cdc_jobs.io.files import read_listed
 
         # Files are read and decoded in one step (the reader decodes); the checkpoint's skip is by position,
         # which every row of a record shares, so it drops whole records before their fragments are assembled.
@@ -72,7 +88,7 @@ def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | N
 
     config = load_client_config(args.kafka_config or os.environ.get("CDC_REPLAY_KAFKA_CONFIG"))
     plans = [plan_kafka(url, since_ms, until_ms, parse_duration(args.lookback), config, checkpoint=ckpt)
-             for url in kafka]
+             for url in args.source]
 
     def plans_read(chosen: list) -> DataFrame:
         frames = [read_plan(spark, plan, args.max_records_per_split, config, fmt=fmt) for plan in chosen]
@@ -216,12 +232,13 @@ def run(args: argparse.Namespace) -> int:
     keys = parse_primary_keys(getattr(args, "primary_key", None))
     budget = parse_budget(getattr(args, "max_dead_letters", None))  # a bad spec fails before Spark starts
 
-    spark = session("cdc-replay replay")
+    files = archive_files(args)
+    spark = session("cdc-replay replay", input_bytes(files))
     in_window, in_tables = window_filter(since_ms, until_ms), tables_filter(patterns)
     decoded = encoded = None
     try:
         with staged_output(args.out, "replay") as stage, codec_settings(args, stage):
-            decoded, planned, read_again = read_source(spark, args, since_ms, until_ms, ckpt)
+            decoded, planned, read_again = read_source(spark, args, since_ms, until_ms, ckpt, files)
             kept = keeps_decoded(target, codec.name)
             if kept:
                 # Decoded once and kept, on disk only: a memory-first cache builds each task's block in the heap

@@ -321,6 +321,17 @@ def size(uri: str) -> int:
     return os.path.getsize(local_path(uri)) if is_local(uri) else info(uri).size
 
 
+def total_size(uris: list[str], enough: int) -> int:
+    """The files' bytes added up, or the first sum that reaches ``enough``: the callers only ask whether an input
+    is that big, and each size of an object store's file is a request."""
+    total = 0
+    for uri in uris:
+        total += size(uri)
+        if total >= enough:
+            break
+    return total
+
+
 def list_files(source: str) -> list[str]:
     """Files of a remote source: the object itself, everything under a prefix, or a glob's matches. Names
     starting with '.' or '_' (Spark markers, hidden files), and everything under such folders, are skipped."""

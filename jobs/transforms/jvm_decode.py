@@ -114,16 +114,10 @@ def _fast_in_python(codec: Codec) -> bool:
 
 
 def _at_least(files: list[str], size: int) -> bool:
-    """Whether the files hold ``size`` bytes or more; stops asking as soon as they do (each size of an object
-    store's file is a request)."""
+    """Whether the files hold ``size`` bytes or more."""
     from cdc_jobs.io import storage
 
-    total = 0
-    for f in files:
-        total += storage.size(f)
-        if total >= size:
-            return True
-    return False
+    return storage.total_size(files, size) >= size
 
 
 def decode_blocks(blocks: DataFrame, fmt: str) -> DataFrame:

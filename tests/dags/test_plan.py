@@ -175,6 +175,46 @@ def test_spark_submit_loads_the_installed_jars_as_a_cli_session_does(monkeypatch
     assert confs["spark.sql.extensions"] == "io.delta.sql.DeltaSparkSessionExtension"
 
 
+def replay_operator(monkeypatch, spark_host: str, source: str):
+    from airflow.sdk import BaseHook, Connection
+    from cdc_replay_airflow.operators.spark_submit import CdcSparkSubmitOperator
+
+    conn = Connection(conn_id="spark_default", conn_type="spark", host=spark_host)
+    monkeypatch.setattr(BaseHook, "get_connection", classmethod(lambda cls, cid: conn))
+    monkeypatch.delenv("CDC_REPLAY_JIT", raising=False)
+    return CdcSparkSubmitOperator(task_id="replay", application="/x/spark_main.py", application_args=[
+        "replay", f"--source={source}", "--format=canal-json", "--out=/data/out"])
+
+
+def java_options_of(command: list[str]) -> dict[str, list[str]]:
+    confs = dict(c.split("=", 1) for i, c in enumerate(command) if command[i - 1] == "--conf")
+    return {jvm: confs[f"spark.{jvm}.extraJavaOptions"].split() for jvm in ("driver", "executor")}
+
+
+@pytest.mark.parametrize("spark_host, small", [("local[2]", True), ("spark://master", False)])
+def test_a_replay_task_of_a_small_archive_on_local_spark_runs_its_jvm_with_c1_alone(monkeypatch, tmp_path,
+                                                                                    spark_host, small):
+    """A day's archive below 200 MiB on the embedded local Spark: the task's JVM skips the C2 compiler (a fresh
+    job ends before it pays back: cdc_jobs.jvm.options); on a cluster the executors keep the JVM's default."""
+    (tmp_path / "part-0.jsonl").write_text("{}\n")
+    op = replay_operator(monkeypatch, spark_host, str(tmp_path))
+    options = java_options_of(op._get_hook()._build_spark_submit_command(op.application))
+    assert all(("-XX:TieredStopAtLevel=1" in o) is small for o in options.values()), options
+    assert all("-Duser.timezone=UTC" in o for o in options.values())
+
+
+def test_a_replay_task_of_a_large_archive_or_a_topic_keeps_the_jvms_default_jit(monkeypatch, tmp_path):
+    from cdc_jobs.jvm.options import QUICK_JIT_BYTES
+
+    with open(tmp_path / "part-0.jsonl", "wb") as f:
+        f.truncate(QUICK_JIT_BYTES)  # sparse: the size counts, not the content
+    # a missing archive too: the job itself fails on it, with its own error, not the task's sizing
+    for source in (str(tmp_path), "kafka://127.0.0.1:9092/orders", str(tmp_path / "missing")):
+        op = replay_operator(monkeypatch, "local[2]", source)
+        options = java_options_of(op._get_hook()._build_spark_submit_command(op.application))
+        assert not any("-XX:TieredStopAtLevel=1" in o for o in options.values()), (source, options)
+
+
 def test_secrets_are_refused_where_they_would_become_spark_conf(monkeypatch):
     from cdc_replay_airflow.hooks.spark_submit import SecretEnvError
 

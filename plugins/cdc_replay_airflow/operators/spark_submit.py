@@ -4,6 +4,7 @@ needs. Connection work is the hooks' (hooks/reference.py, hooks/kafka.py); this 
 from __future__ import annotations
 
 import datetime as dt
+import logging
 import os
 import shutil
 import sys
@@ -12,9 +13,11 @@ from typing import Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 from cdc_jobs import jvm
-from cdc_jobs.jvm import class_archive
+from cdc_jobs.jvm.options import java_options, jit_options, with_jit
 
 from ..hooks.spark_submit import CdcSparkSubmitHook
+
+log = logging.getLogger(__name__)
 
 
 def spark_conf() -> dict[str, str]:
@@ -23,9 +26,9 @@ def spark_conf() -> dict[str, str]:
     Lake's SQL extension and catalog where its jar is installed (``spark_jars``)."""
     return {
         "spark.sql.session.timeZone": "UTC",
-        # the driver maps the classes it loads from the archive built at install time (cdc_jobs.jvm.class_archive)
-        "spark.driver.extraJavaOptions": class_archive.driver_java_options(),
-        "spark.executor.extraJavaOptions": class_archive.BASE_OPTIONS,
+        # the driver maps the classes it loads from the archive built at install time (cdc_jobs.jvm.class_archive);
+        # the JIT is added when the task runs (``_get_hook``)
+        **java_options(),
         "spark.sql.shuffle.partitions": os.environ.get("CDC_REPLAY_SHUFFLE_PARTITIONS", "8"),
         **(jvm.DELTA_CONF if jvm.runtime_jars() else {}),
     }
@@ -47,6 +50,22 @@ def spark_task_args() -> dict[str, Any]:
         "max_retry_delay": dt.timedelta(minutes=30),
         "execution_timeout": dt.timedelta(hours=float(os.environ.get("CDC_REPLAY_SPARK_TIMEOUT_HOURS", "6"))),
     }
+
+
+def job_input_bytes(master: str, argv: list[Any]) -> int | None:
+    """The size of a replay's archive (files; None for Kafka) where it decides the JIT (a local master), read from
+    the job's arguments as the job's own parser reads them; None otherwise."""
+    if not master.startswith("local") or not argv or str(argv[0]) != "replay":
+        return None
+    from cdc_jobs.cli import build_parser
+    from cdc_jobs.commands.replay import archive_files, input_bytes
+
+    try:
+        return input_bytes(archive_files(build_parser().parse_args([str(a) for a in argv])))
+    except (SystemExit, Exception) as exc:  # a bad argument or a missing source is the job's to report, with
+        # its own clear error; here it only means the JVM keeps its default JIT
+        log.info("JIT: the replay's archive could not be sized here (%s); keeping the JVM's default", exc)
+        return None
 
 
 class CdcSparkSubmitOperator(SparkSubmitOperator):
@@ -84,7 +103,12 @@ class CdcSparkSubmitOperator(SparkSubmitOperator):
         return env
 
     def _get_hook(self) -> CdcSparkSubmitHook:
-        return CdcSparkSubmitHook.adopt(super()._get_hook(), self.secret_env())
+        hook = CdcSparkSubmitHook.adopt(super()._get_hook(), self.secret_env())
+        # The JIT follows where the job runs and what it reads (cdc_jobs.jvm.options), known only now: the
+        # connection's master, and the archive of a replay.
+        master = hook._connection["master"]
+        hook._conf = with_jit(hook._conf, jit_options(master, job_input_bytes(master, self.application_args or [])))
+        return hook
 
     def execute(self, context: Any) -> None:
         env = {str(k): str(v) for k, v in (self.env_vars or {}).items()}
