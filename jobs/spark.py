@@ -15,9 +15,9 @@ from cdc_jobs.jvm.options import java_options, jit_options
 DEFAULT_MASTER = "local[2]"
 
 
-def session(app_name: str = "cdc-replay", input_bytes: int | None = None) -> SparkSession:
+def session(app_name: str = "cdc-replay", input_bytes: int | None = None, job: str = "replay") -> SparkSession:
     """The job's session: the one spark-submit started, else a local one started here, its JIT chosen by the
-    size of the job's input (``input_bytes``, None when not known: ``cdc_jobs.jvm.options.jit_options``)."""
+    size of what ``job`` reads (``input_bytes``, None when not known: ``cdc_jobs.jvm.options.jit_options``)."""
     builder = SparkSession.builder.appName(app_name)
     # Under spark-submit the JVM already exists and its master is the one the Airflow connection chose; a plain
     # `cdc-replay` run starts its own local Spark.
@@ -34,7 +34,7 @@ def session(app_name: str = "cdc-replay", input_bytes: int | None = None) -> Spa
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", os.environ.get("CDC_REPLAY_SHUFFLE_PARTITIONS", "8"))
-            .config(map=java_options(jit_options(master, input_bytes)))
+            .config(map=java_options(jit_options(master, input_bytes, job)))
             # Spark keeps 100 generated classes by default; one merge compiles about 100, so a session that runs
             # several jobs (tests, the bench, a notebook) recompiled 54 of them on every merge (0.6 s, and the JIT
             # starts over on the new classes).

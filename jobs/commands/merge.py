@@ -49,7 +49,8 @@ from cdc_jobs.transforms import merge as mt
 from cdc_jobs.transforms.merge.latest import order_literal, order_struct
 from cdc_jobs.transforms import state_types as st
 from cdc_jobs.io import delta_tables, driver_threads
-from cdc_jobs.io.atomic import resolve_output, staged_output
+from cdc_jobs.io.atomic import committed_bytes, resolve_output, staged_output
+from cdc_jobs.jvm.options import QUICK_JIT_BELOW
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io.untrusted import check_events, damaged, problem_counts, readable
 from cdc_jobs.schemas import EVENT_SPARK
@@ -554,10 +555,20 @@ def _json_default(v: Any) -> Any:
     raise TypeError(type(v))
 
 
+def input_bytes(args: Any) -> int | None:
+    """What merge reads, as far as the session's JIT needs it (``cdc_jobs.jvm.options``): the replays' events and
+    the base state."""
+    parts = [(r, "events") for r in args.replay] + ([(args.base, "")] if args.base else [])
+    try:
+        return committed_bytes(parts, QUICK_JIT_BELOW["merge"])
+    except OSError:  # an output it cannot reach is the job's own error to report, with its option named
+        return None
+
+
 def run(args: Any) -> int:
     from cdc_jobs.spark import session
 
-    spark = session("cdc-replay merge")
+    spark = session("cdc-replay merge", input_bytes(args), "merge")
     with readable("merge"), staged_output(args.out, "state") as stage:
         state = merge(spark, args.replay, stage, base=args.base, tables=args.tables, history=args.history,
                       state_format=args.state_format)

@@ -28,7 +28,7 @@ from cdc_jobs.transforms.encode import encode, file_lines, in_source_order, task
 from cdc_jobs.transforms.encode import messages as encoded_messages
 from cdc_jobs.errors import UsageError
 from cdc_jobs.schemas import DEAD_LETTER_COLUMNS, ENCODED_DEAD_LETTER_COLUMNS, EVENT_FIELDS, MARKER_KINDS
-from cdc_jobs.jvm.options import QUICK_JIT_BYTES
+from cdc_jobs.jvm.options import QUICK_JIT_BELOW
 from cdc_jobs.spark import session
 from cdc_jobs.transforms.window import parse_instant, parse_primary_keys, split_patterns, tables_filter, window_filter, with_primary_keys
 
@@ -60,9 +60,13 @@ def archive_files(args: argparse.Namespace) -> list[str] | None:
     return list_archive_files(args.source)
 
 
-def input_bytes(files: list[str] | None) -> int | None:
+def input_bytes(args: argparse.Namespace) -> int | None:
     """The archive's size as far as the session's JIT needs it (``cdc_jobs.jvm.options``); None for Kafka."""
-    return None if files is None else storage.total_size(files, QUICK_JIT_BYTES)
+    return files_bytes(archive_files(args))
+
+
+def files_bytes(files: list[str] | None) -> int | None:
+    return None if files is None else storage.total_size(files, QUICK_JIT_BELOW["replay"])
 
 
 def read_source(spark: SparkSession, args: argparse.Namespace, since_ms: int | None, until_ms: int | None,
@@ -233,7 +237,7 @@ def run(args: argparse.Namespace) -> int:
     budget = parse_budget(getattr(args, "max_dead_letters", None))  # a bad spec fails before Spark starts
 
     files = archive_files(args)
-    spark = session("cdc-replay replay", input_bytes(files))
+    spark = session("cdc-replay replay", files_bytes(files))
     in_window, in_tables = window_filter(since_ms, until_ms), tables_filter(patterns)
     decoded = encoded = None
     try:

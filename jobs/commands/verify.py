@@ -25,7 +25,8 @@ from cdc_jobs.transforms.dead_letters import Budget
 from cdc_jobs.transforms.merge.canonical import CANONICAL_SPARK
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import delta_tables, driver_threads, storage
-from cdc_jobs.io.atomic import check_spark_reaches, committed_location, resolve_output
+from cdc_jobs.io.atomic import check_spark_reaches, committed_bytes, committed_location, resolve_output
+from cdc_jobs.jvm.options import QUICK_JIT_BELOW
 from cdc_jobs.io.remote_dir import RemoteDir
 from cdc_jobs.io.untrusted import check_events, readable
 from cdc_jobs.io.reports import failure_message, terminal_report, write_reports
@@ -326,6 +327,16 @@ def _iso(ms: Optional[int]) -> Optional[str]:
         "+00:00", "Z")
 
 
+def input_bytes(args: argparse.Namespace) -> int | None:
+    """What verify reads, as far as the session's JIT needs it (``cdc_jobs.jvm.options``): the replays' events,
+    the state and the base."""
+    parts = [(r, "events") for r in args.replay] + [(d, "") for d in (args.state, args.base) if d]
+    try:
+        return committed_bytes(parts, QUICK_JIT_BELOW["verify"])
+    except OSError:  # an output it cannot reach is the job's own error to report, with its option named
+        return None
+
+
 def run(args: argparse.Namespace) -> int:
     replays = [_replay_info(r) for r in args.replay]
     state = _dir_arg(args.state, "--state")
@@ -338,7 +349,7 @@ def run(args: argparse.Namespace) -> int:
     report = args.report or storage.join(committed_location(args.state), "verification.json")
     from cdc_jobs.spark import session
 
-    spark = session("cdc-replay verify")
+    spark = session("cdc-replay verify", input_bytes(args), "verify")
     with readable("verify"):
         rows, accounting = verify(spark, replays, state, base, args.reference, budget)
     written = write_reports(rows, accounting, report, args.html)

@@ -371,3 +371,16 @@ def committed_location(uri: str) -> str:
     """The URI of the committed content of an output: the attempt its pointer names, or the output itself."""
     pointer = read_pointer(uri)
     return storage.join(uri, pointer["attempt"]) if pointer else uri
+
+
+def committed_bytes(parts: list[tuple[str, str]], enough: int) -> int:
+    """The bytes of outputs' committed content, each (output, folder of it; "" for all of it), added up, or the
+    first sum that reaches ``enough``: the callers (a job's JIT) only ask whether what a job reads is that big."""
+    total = 0
+    for uri, folder in parts:
+        location = committed_location(uri)
+        for _, size in storage.walk_files(storage.join(location, folder) if folder else location):
+            total += size
+            if total >= enough:
+                return total
+    return total

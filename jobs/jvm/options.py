@@ -11,24 +11,26 @@ from cdc_jobs.errors import UsageError
 from cdc_jobs.jvm import class_archive
 
 # ``CDC_REPLAY_JIT``. A fresh local job on a small input ends before the C2 compiler's work pays back, and on a
-# 2-core machine that work takes the cores from the tasks: C1 alone (``-XX:TieredStopAtLevel=1``) made fresh
-# `cdc-replay replay` runs about a fifth faster up to 300k messages (150 MB) and a quarter slower at 1M (500 MB)
-# (bench/RESULTS.md, "Fresh processes"). "auto": C1 alone where the master is local and the input is known to be
-# below QUICK_JIT_BYTES; "quick": always; "peak": never (the JVM's default tiers).
+# 2-core machine that work takes the cores from the tasks. C1 alone (``-XX:TieredStopAtLevel=1``) made fresh runs
+# (bench/RESULTS.md, "Fresh processes") of `cdc-replay replay` about a fifth faster up to 300k messages (a 150 MB
+# archive) and a quarter slower at 1M (500 MB); of `merge` about a third faster up to 1M events (25 MiB of
+# Parquet), even at 3M (76 MiB); of `verify` a quarter faster at 300k (8 MiB), no faster at 1M. "auto": C1 alone
+# where the master is local and the job's input (``QUICK_JIT_BELOW``: a replay's archive, the Parquet of the
+# outputs merge and verify read) is known to be below its size; "quick": always; "peak": never (default tiers).
 JIT_MODES = ("auto", "quick", "peak")
 QUICK_JIT = "-XX:TieredStopAtLevel=1"
-QUICK_JIT_BYTES = 200 * 1024 * 1024
+QUICK_JIT_BELOW = {"replay": 200 * 2**20, "merge": 64 * 2**20, "verify": 16 * 2**20}
 
 
-def jit_options(master: str | None, input_bytes: int | None) -> str:
-    """The JIT option of a job for ``master`` (None: not known here, as when Airflow's connection chooses it) that
-    reads ``input_bytes`` (None: not known before Spark starts, e.g. a Kafka topic), as ``CDC_REPLAY_JIT`` says;
-    "" for the JVM's default."""
+def jit_options(master: str | None, input_bytes: int | None, job: str = "replay") -> str:
+    """The JIT option of ``job`` (a key of ``QUICK_JIT_BELOW``) for ``master`` (None: not known here, as when
+    Airflow's connection chooses it) that reads ``input_bytes`` (None: not known before Spark starts, e.g. a Kafka
+    topic), as ``CDC_REPLAY_JIT`` says; "" for the JVM's default."""
     mode = os.environ.get("CDC_REPLAY_JIT", "auto").strip().lower() or "auto"
     if mode not in JIT_MODES:
         raise UsageError(f"CDC_REPLAY_JIT={mode!r}: expected one of {', '.join(JIT_MODES)}")
     if mode == "auto":  # only where the driver runs the tasks: a cluster's executors have JVMs of their own
-        small = input_bytes is not None and input_bytes < QUICK_JIT_BYTES
+        small = input_bytes is not None and input_bytes < QUICK_JIT_BELOW[job]
         return QUICK_JIT if small and master is not None and master.startswith("local") else ""
     return QUICK_JIT if mode == "quick" else ""
 

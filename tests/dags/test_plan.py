@@ -204,15 +204,66 @@ def test_a_replay_task_of_a_small_archive_on_local_spark_runs_its_jvm_with_c1_al
 
 
 def test_a_replay_task_of_a_large_archive_or_a_topic_keeps_the_jvms_default_jit(monkeypatch, tmp_path):
-    from cdc_jobs.jvm.options import QUICK_JIT_BYTES
+    from cdc_jobs.jvm.options import QUICK_JIT_BELOW
 
     with open(tmp_path / "part-0.jsonl", "wb") as f:
-        f.truncate(QUICK_JIT_BYTES)  # sparse: the size counts, not the content
+        f.truncate(QUICK_JIT_BELOW["replay"])  # sparse: the size counts, not the content
     # a missing archive too: the job itself fails on it, with its own error, not the task's sizing
     for source in (str(tmp_path), "kafka://127.0.0.1:9092/orders", str(tmp_path / "missing")):
         op = replay_operator(monkeypatch, "local[2]", source)
         options = java_options_of(op._get_hook()._build_spark_submit_command(op.application))
         assert not any("-XX:TieredStopAtLevel=1" in o for o in options.values()), (source, options)
+
+
+def job_operator(monkeypatch, spark_host: str, argv: list[str]):
+    from airflow.sdk import BaseHook, Connection
+    from cdc_replay_airflow.operators.spark_submit import CdcSparkSubmitOperator
+
+    conn = Connection(conn_id="spark_default", conn_type="spark", host=spark_host)
+    monkeypatch.setattr(BaseHook, "get_connection", classmethod(lambda cls, cid: conn))
+    monkeypatch.delenv("CDC_REPLAY_JIT", raising=False)
+    return CdcSparkSubmitOperator(task_id=argv[0], application="/x/spark_main.py", application_args=argv)
+
+
+def quick_jit(op) -> bool:
+    options = java_options_of(op._get_hook()._build_spark_submit_command(op.application))
+    quick = {jvm: "-XX:TieredStopAtLevel=1" in o for jvm, o in options.items()}
+    assert len(set(quick.values())) == 1, options  # both JVMs alike
+    return quick["driver"]
+
+
+def fake_replay_output(root, event_bytes: int):
+    """A replay output as merge and verify size it: its events/ (sparse Parquet-named files) and counts.json."""
+    (root / "events" / "table_name=shop.orders").mkdir(parents=True)
+    with open(root / "events" / "table_name=shop.orders" / "part-0.parquet", "wb") as f:
+        f.truncate(event_bytes)
+    (root / "encoded").mkdir()
+    with open(root / "encoded" / "part-0.jsonl", "wb") as f:  # not what merge reads: not counted
+        f.truncate(1 << 30)
+    (root / "counts.json").write_text("{}")
+    return root
+
+
+def test_merge_and_verify_tasks_size_the_outputs_they_read(monkeypatch, tmp_path):
+    """A daily merge and verify of a small replay on the embedded local Spark run on C1 alone (a third and a
+    quarter faster fresh: cdc_jobs.jvm.options); a large replay's, a cluster's, keep the JVM's default."""
+    from cdc_jobs.jvm.options import QUICK_JIT_BELOW
+
+    small = fake_replay_output(tmp_path / "small", 3 << 20)
+    large = fake_replay_output(tmp_path / "large", QUICK_JIT_BELOW["merge"])
+    state = tmp_path / "state"
+    state.mkdir()
+    (state / "_state.json").write_text("{}")
+    merge = lambda host, replay: job_operator(monkeypatch, host, [  # noqa: E731
+        "merge", f"--replay={replay}", f"--out={tmp_path / 'out'}"])
+    verify = lambda host, replay: job_operator(monkeypatch, host, [  # noqa: E731
+        "verify", f"--replay={replay}", f"--state={state}"])
+    assert quick_jit(merge("local[2]", small)) and quick_jit(verify("local[2]", small))
+    assert not quick_jit(merge("local[2]", large)) and not quick_jit(verify("local[2]", large))
+    assert not quick_jit(merge("spark://master", small)) and not quick_jit(verify("spark://master", small))
+    # events between the two jobs' sizes: merge still gains from C1 alone, verify no longer
+    middle = fake_replay_output(tmp_path / "middle", QUICK_JIT_BELOW["verify"])
+    assert quick_jit(merge("local[2]", middle)) and not quick_jit(verify("local[2]", middle))
 
 
 def test_secrets_are_refused_where_they_would_become_spark_conf(monkeypatch):

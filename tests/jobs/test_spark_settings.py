@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from cdc_jobs.errors import UsageError
-from cdc_jobs.jvm.options import QUICK_JIT, QUICK_JIT_BYTES, java_options, jit_options, with_jit
+from cdc_jobs.jvm.options import QUICK_JIT, QUICK_JIT_BELOW, java_options, jit_options, with_jit
 from cdc_jobs.spark import settings
 
 KEY = "spark.sql.adaptive.enabled"
@@ -33,7 +33,7 @@ def test_settings_are_restored_when_the_block_fails(spark):
 
 # -- the JIT of a job's JVMs (``cdc_jobs.jvm.options``) -----------------------------------------------------------
 
-SMALL, LARGE = 50 * 2**20, QUICK_JIT_BYTES  # a day's archive of 100k messages; the first size that keeps C2
+SMALL, LARGE = 50 * 2**20, QUICK_JIT_BELOW["replay"]  # a day's archive of 100k messages; the first size keeping C2
 
 
 @pytest.mark.parametrize("master, input_bytes, expected", [
@@ -47,6 +47,18 @@ SMALL, LARGE = 50 * 2**20, QUICK_JIT_BYTES  # a day's archive of 100k messages; 
 def test_the_jit_follows_the_size_of_a_local_jobs_input(monkeypatch, master, input_bytes, expected):
     monkeypatch.delenv("CDC_REPLAY_JIT", raising=False)
     assert jit_options(master, input_bytes) == expected
+
+
+@pytest.mark.parametrize("job, input_bytes, expected", [
+    ("merge", 3 * 2**20, QUICK_JIT),  # the events of a day of 100k messages: merge a third faster on C1 alone
+    ("verify", 3 * 2**20, QUICK_JIT),  # verify a quarter faster
+    ("verify", 27 * 2**20, ""),  # the events of 1M messages: verify no faster on C1 alone
+    ("merge", QUICK_JIT_BELOW["merge"], ""),
+    ("replay", 27 * 2**20, QUICK_JIT),  # the same bytes as an archive are a small replay
+])
+def test_each_job_has_its_own_size_below_which_c1_alone_is_faster(monkeypatch, job, input_bytes, expected):
+    monkeypatch.delenv("CDC_REPLAY_JIT", raising=False)
+    assert jit_options("local[2]", input_bytes, job) == expected
 
 
 def test_cdc_replay_jit_forces_either_tier_and_refuses_other_values(monkeypatch):

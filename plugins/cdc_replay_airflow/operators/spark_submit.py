@@ -13,7 +13,7 @@ from typing import Any
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
 
 from cdc_jobs import jvm
-from cdc_jobs.jvm.options import java_options, jit_options, with_jit
+from cdc_jobs.jvm.options import QUICK_JIT_BELOW, java_options, jit_options, with_jit
 
 from ..hooks.spark_submit import CdcSparkSubmitHook
 
@@ -53,18 +53,21 @@ def spark_task_args() -> dict[str, Any]:
 
 
 def job_input_bytes(master: str, argv: list[Any]) -> int | None:
-    """The size of a replay's archive (files; None for Kafka) where it decides the JIT (a local master), read from
-    the job's arguments as the job's own parser reads them; None otherwise."""
-    if not master.startswith("local") or not argv or str(argv[0]) != "replay":
+    """The size of what a replay, merge or verify reads (a replay's archive files, None for Kafka; the Parquet of
+    the outputs merge and verify read) where it decides the JIT (a local master), from the job's arguments as the
+    job's own parser reads them; None otherwise."""
+    job = str(argv[0]) if argv else None
+    if not master.startswith("local") or job not in QUICK_JIT_BELOW:
         return None
     from cdc_jobs.cli import build_parser
-    from cdc_jobs.commands.replay import archive_files, input_bytes
+    from cdc_jobs.commands import merge, replay, verify
 
+    sized = {"replay": replay.input_bytes, "merge": merge.input_bytes, "verify": verify.input_bytes}[job]
     try:
-        return input_bytes(archive_files(build_parser().parse_args([str(a) for a in argv])))
+        return sized(build_parser().parse_args([str(a) for a in argv]))
     except (SystemExit, Exception) as exc:  # a bad argument or a missing source is the job's to report, with
         # its own clear error; here it only means the JVM keeps its default JIT
-        log.info("JIT: the replay's archive could not be sized here (%s); keeping the JVM's default", exc)
+        log.info("JIT: what the %s reads could not be sized here (%s); keeping the JVM's default", job, exc)
         return None
 
 
@@ -104,10 +107,12 @@ class CdcSparkSubmitOperator(SparkSubmitOperator):
 
     def _get_hook(self) -> CdcSparkSubmitHook:
         hook = CdcSparkSubmitHook.adopt(super()._get_hook(), self.secret_env())
-        # The JIT follows where the job runs and what it reads (cdc_jobs.jvm.options), known only now: the
-        # connection's master, and the archive of a replay.
+        # The JIT follows where the job runs and what it reads (cdc_jobs.jvm.options), both known only now: the
+        # connection's master, and the archive or outputs the job reads.
         master = hook._connection["master"]
-        hook._conf = with_jit(hook._conf, jit_options(master, job_input_bytes(master, self.application_args or [])))
+        argv = self.application_args or []
+        job = str(argv[0]) if argv and str(argv[0]) in QUICK_JIT_BELOW else "replay"
+        hook._conf = with_jit(hook._conf, jit_options(master, job_input_bytes(master, argv), job))
         return hook
 
     def execute(self, context: Any) -> None:
