@@ -559,10 +559,7 @@ def input_bytes(args: Any) -> int | None:
     """What merge reads, as far as the session's JIT needs it (``cdc_jobs.jvm.options``): the replays' events and
     the base state."""
     parts = [(r, "events") for r in args.replay] + ([(args.base, "")] if args.base else [])
-    try:
-        return committed_bytes(parts, QUICK_JIT_BELOW["merge"])
-    except OSError:  # an output it cannot reach is the job's own error to report, with its option named
-        return None
+    return committed_bytes(parts, QUICK_JIT_BELOW["merge"])
 
 
 def run(args: Any) -> int:

@@ -331,10 +331,7 @@ def input_bytes(args: argparse.Namespace) -> int | None:
     """What verify reads, as far as the session's JIT needs it (``cdc_jobs.jvm.options``): the replays' events,
     the state and the base."""
     parts = [(r, "events") for r in args.replay] + [(d, "") for d in (args.state, args.base) if d]
-    try:
-        return committed_bytes(parts, QUICK_JIT_BELOW["verify"])
-    except OSError:  # an output it cannot reach is the job's own error to report, with its option named
-        return None
+    return committed_bytes(parts, QUICK_JIT_BELOW["verify"])
 
 
 def run(args: argparse.Namespace) -> int:

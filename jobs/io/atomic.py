@@ -373,14 +373,19 @@ def committed_location(uri: str) -> str:
     return storage.join(uri, pointer["attempt"]) if pointer else uri
 
 
-def committed_bytes(parts: list[tuple[str, str]], enough: int) -> int:
+def committed_bytes(parts: list[tuple[str, str]], enough: int) -> int | None:
     """The bytes of outputs' committed content, each (output, folder of it; "" for all of it), added up, or the
-    first sum that reaches ``enough``: the callers (a job's JIT) only ask whether what a job reads is that big."""
+    first sum that reaches ``enough``: the callers (a job's JIT) only ask whether what a job reads is that big.
+    None when an output cannot be reached: that is the job's own error to report, with its option named, once
+    its session runs; sizing only picks the JIT and must not report it first."""
     total = 0
-    for uri, folder in parts:
-        location = committed_location(uri)
-        for _, size in storage.walk_files(storage.join(location, folder) if folder else location):
-            total += size
-            if total >= enough:
-                return total
+    try:
+        for uri, folder in parts:
+            location = committed_location(uri)
+            for _, size in storage.walk_files(storage.join(location, folder) if folder else location):
+                total += size
+                if total >= enough:
+                    return total
+    except OSError:
+        return None
     return total

@@ -156,6 +156,29 @@ def test_pointer_protocol_on_posix(tmp_path, monkeypatch):
     assert sorted(os.listdir(out / atomic.ATTEMPTS)) == sorted(a.split("/")[1] for a in seen[1:])
 
 
+def test_committed_bytes_counts_the_current_attempt_only_and_unreachable_outputs_as_unknown(tmp_path, monkeypatch):
+    """What a job's JIT sizes (merge, verify): the committed content, not the attempt kept for late readers; the
+    sum stops once it is big enough; an output sizing cannot reach is unknown (None), left for the job to report."""
+    monkeypatch.setenv("CDC_REPLAY_COMMIT", "pointer")
+    out = tmp_path / "o"
+    for size in (5000, 300):  # the previous attempt (5000 bytes) stays beside the current one
+        with atomic.staged_output(str(out)) as stage:
+            (stage / "events").mkdir()
+            (stage / "events" / "part-0.parquet").write_bytes(b"x" * size)
+            (stage / "counts.json").write_text("{}")
+    assert atomic.committed_bytes([(str(out), "events")], 10**6) == 300
+    current = out / atomic.read_pointer(str(out))["attempt"]
+    whole = sum(f.stat().st_size for f in current.rglob("*") if f.is_file())  # events, counts.json, the marker
+    assert atomic.committed_bytes([(str(out), "events"), (str(out), "")], 10**6) == 300 + whole
+    assert atomic.committed_bytes([(str(out), "events")] * 5, 700) == 900  # stopped at the third
+
+    def unreachable(uri):
+        raise OSError(f"When listing objects under {uri}: connection refused")
+
+    monkeypatch.setattr(atomic.storage, "walk_files", unreachable)
+    assert atomic.committed_bytes([(str(out), "events")], 10**6) is None
+
+
 # ------------------------------------------------------------------------------------- SIGKILLed real runs
 
 
