@@ -59,6 +59,8 @@ from datetime import date
 from decimal import Decimal
 from typing import Any, Optional, Sequence
 
+import orjson
+
 from .. import jsontext
 from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
 from ..shared.json_fix import apply_fix, literal, same_json, unliteral
@@ -119,12 +121,12 @@ _CANON_ZONED_TIME = re.compile(r"(\d{2}:\d{2}:\d{2}(?:\.\d{1,9})?) (\S+)\Z")
 
 
 # Keys of a change/schema-change/transaction payload: a message holding one of them is a bare payload.
-_PAYLOAD_KEYS = ("op", "before", "after", "source", "ddl", "status", "tableChanges")
+_PAYLOAD_KEYS = frozenset({"op", "before", "after", "source", "ddl", "status", "tableChanges"})
 
 
 def _enveloped(msg: dict) -> bool:
     """Whether the message is JsonConverter's ``{"schema", "payload"}`` envelope rather than a bare payload."""
-    return "payload" in msg and not any(k in msg for k in _PAYLOAD_KEYS)
+    return "payload" in msg and msg.keys().isdisjoint(_PAYLOAD_KEYS)
 
 
 class _Unnamed(ValueError):
@@ -293,7 +295,7 @@ class DebeziumJsonCodec(Codec):
         for where, value in (("payload.source.ts_ms", source.get("ts_ms")), ("payload.ts_ms", payload.get("ts_ms"))):
             if value is None:
                 continue
-            if not (isinstance(value, str) and re.fullmatch(r"-?\d+", value)):
+            if not (isinstance(value, str) and _INTEGER.fullmatch(value)):
                 raise self.error(where, position, f"expected epoch milliseconds, got {value!r}")
             return int(value)
         return None
@@ -310,7 +312,7 @@ class DebeziumJsonCodec(Codec):
         except (ArithmeticError, ValueError) as exc:
             raise self.error("payload.source", position, f"{connector or 'connector'} position: {exc}") from None
         ts = source.get("ts_ms")
-        if parts and isinstance(ts, JsonNumber) and re.fullmatch(r"-?\d+", ts):
+        if parts and isinstance(ts, JsonNumber) and _INTEGER.fullmatch(ts):
             parts = (*parts, Decimal(ts))
         return parts
 
@@ -327,9 +329,10 @@ class DebeziumJsonCodec(Codec):
     def _row(self, payload: dict, schema_text: Optional[str], op: Op, position: Position, common: dict) -> Event:
         fields = _literal_fields(schema_text) if schema_text is not None else {}
         field_kinds = _literal_kinds(schema_text) if schema_text is not None else {}
-        numbers: dict[str, bool] = {}
+        numbers: dict[str, bool] = {}  # columns with a value written as a bare number
         images, render = {}, {}
         documents: dict[str, str] = {}
+        odd = False  # a cell rendered otherwise than its field's kind says: the deviations are worked out
         for part in ("before", "after"):
             raw = payload.get(part)
             if raw is None:
@@ -348,18 +351,26 @@ class DebeziumJsonCodec(Codec):
                 continue
             image, kinds = {}, {}
             for col, value in raw.items():
-                text, kind = _cell(value, fields.get(col), field_kinds.get(col, "str"))
+                expected = field_kinds.get(col)
+                # most cells need no conversion: their JSON rendering, as _cell gives it for these kinds
+                if expected is None or expected in _PLAIN_KINDS:
+                    text, kind = cell_text(value)
+                else:
+                    text, kind = _cell(value, fields[col], expected)
                 if kind == "?":
                     raise self._unsupported(f"payload.{part}.{col}", value, position)
                 image[col] = text
                 if text is not None:
                     kinds[col] = kind
-                    numbers[col] = numbers.get(col, False) or kind == "num"
+                    if kind == "num":
+                        numbers[col] = True
+                    if kind != expected:  # a column without a field, or a value kept as written
+                        odd = True
             images[part] = image
             render[part] = kinds
         columns = _columns(schema_text, fields, images, numbers)
         deviations = {}
-        for part, kinds in render.items():
+        for part, kinds in render.items() if odd else ():
             # the kind _expected_kind gives: the schema's, else by how the column's values were written
             dev = {col: kind for col, kind in kinds.items()
                    if kind != field_kinds.get(col, "num" if numbers.get(col) else "str")}
@@ -510,15 +521,18 @@ class DebeziumJsonCodec(Codec):
             payload["transaction"] = {"id": e.transaction_id}
         if not e.op.is_data:
             return payload
+        if not with_cells:
+            for part in ("before", "after"):
+                image = getattr(e, part)
+                if image is not None and not (part == "before" and own and e.vendor.get("before_from_key")):
+                    payload[part] = image
+            return payload
         fields = _literal_fields(e.vendor["schema"]) if own and e.vendor.get("schema") else (foreign or {})
         by_name = {c.name: c for c in e.columns}
         render = e.vendor.get("render", {}) if own else {}
         for part in ("before", "after"):
             image = getattr(e, part)
             if image is None or (part == "before" and own and e.vendor.get("before_from_key")):
-                continue
-            if not with_cells:
-                payload[part] = image
                 continue
             kinds = render.get(part, {})
             cells = {}
@@ -714,8 +728,12 @@ def _columns(schema_text: Optional[str], fields: dict[str, dict], images: dict, 
              ) -> tuple[Column, ...]:
     """The schema's columns in its order, then those only the images name (after's first); ``numbers`` says
     which were written as bare numbers."""
-    names = tuple(dict.fromkeys([*fields, *(images["after"] or {}), *(images["before"] or {})]))
-    return _declared_columns(schema_text, names, tuple(numbers.get(name, False) for name in names))
+    after, before = images["after"] or {}, images["before"] or {}
+    if fields.keys() >= after.keys() and fields.keys() >= before.keys():
+        names = tuple(fields)  # the usual message: its images hold the schema's columns only
+    else:
+        names = tuple(dict.fromkeys([*fields, *after, *before]))
+    return _declared_columns(schema_text, names, tuple(name in numbers for name in names))
 
 
 # Cached: a table's messages repeat one schema and one column list, so they share their Column tuple.
@@ -798,13 +816,13 @@ def _quick_decimal(value: Any, field: dict, kind: str) -> Optional[str]:
     scale = (field.get("parameters") or {}).get("scale")
     try:
         scale = int(scale)
-        data = base64.b64decode(value, validate=True)
+        data = binascii.a2b_base64(value, strict_mode=True)  # base64.b64decode(value, validate=True)
     except (TypeError, ValueError):  # no or no integer scale, not base64 (binascii.Error is a ValueError)
         return None
     if not data:
         return None
     n = int.from_bytes(data, "big", signed=True)
-    if base64.b64encode(_signed_bytes(n)).decode() != value:
+    if binascii.b2a_base64(_signed_bytes(n), newline=False).decode("ascii") != value:  # b64encode's spelling
         return None
     try:
         return _decimal_text(n, scale)
@@ -812,6 +830,9 @@ def _quick_decimal(value: Any, field: dict, kind: str) -> Optional[str]:
         return None
 
 
+_INTEGER = re.compile(r"-?\d+")  # an integer literal (compiled once: decode matches two per message)
+# Kinds with no conversion (``_expected_kind``): ``_cell`` renders their values by ``cell_text`` alone.
+_PLAIN_KINDS = frozenset({"num", "str", "bool", "json"})
 _QUICK = {"decimal": _quick_decimal, **{k: _quick_units for k in ("date", "time3", "time6", "time9", "ts3", "ts6",
                                                                    "ts9")}}
 
@@ -840,7 +861,7 @@ def _to_json(kind: str, text: Optional[str], field: dict) -> Any:
         return JsonNumber(str(_datetime_units(text, int(kind[-1]))))
     if kind == "epoch_zts":
         whole, _, frac = text.partition(".")
-        if not re.fullmatch(r"-?\d+", whole) or not re.fullmatch(r"\d{0,9}", frac):
+        if not _INTEGER.fullmatch(whole) or not re.fullmatch(r"\d{0,9}", frac):
             raise ValueError(f"{text!r} is not epoch seconds")
         units = _datetime_units("1970-01-01 00:00:00", 9) + int(whole) * 10 ** 9 + \
             (-1 if whole.startswith("-") else 1) * int((frac + "0" * 9)[:9])
@@ -904,7 +925,7 @@ def _from_json(kind: str, value: Any, field: dict) -> str:
             raise _Unconvertible("not ISO-8601 with an offset")
         *parts, zone = m.groups()
         return " ".join([*parts, "+00:00" if zone == "Z" else zone])
-    if not (isinstance(value, JsonNumber) and re.fullmatch(r"-?\d+", value)):
+    if not (isinstance(value, JsonNumber) and _INTEGER.fullmatch(value)):
         raise _Unconvertible("expected an integer")
     n = int(value)
     if kind == "date":
@@ -1038,7 +1059,7 @@ _LSN_PART = re.compile(r"[0-9A-Fa-f]+\Z")
 
 def _number(value: Any, what: str) -> Decimal:
     """A position component written as a JSON number or a string of digits."""
-    if isinstance(value, bool) or not isinstance(value, str) or not re.fullmatch(r"-?\d+", value):
+    if isinstance(value, bool) or not isinstance(value, str) or not _INTEGER.fullmatch(value):
         raise _BadPosition(what.split("[")[0], f"{what} is not an integer: {value!r}")
     return Decimal(value)
 
@@ -1171,9 +1192,16 @@ def _key_columns(key: Optional[bytes]) -> tuple[str, ...]:
     if not key:
         return ()
     try:
-        obj, _ = jsontext.loads(key)
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return ()
+        # Only names are read, so orjson's numbers do; what it refuses (trailing commas, NaN, integers beyond
+        # 64 bits, invalid text) or would take deeper than jsontext does, jsontext decides, as before.
+        if bytes(key).count(b"[") + bytes(key).count(b"{") > jsontext.MAX_DEPTH:
+            raise orjson.JSONDecodeError("deep", "", 0)
+        obj = orjson.loads(key)
+    except orjson.JSONDecodeError:
+        try:
+            obj, _ = jsontext.loads(key)
+        except (json.JSONDecodeError, UnicodeDecodeError):
+            return ()
     if isinstance(obj, dict) and "payload" in obj and set(obj) <= {"schema", "payload"}:
         obj = obj["payload"]
     return tuple(obj) if isinstance(obj, dict) else ()

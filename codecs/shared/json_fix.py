@@ -24,8 +24,12 @@ def derive_fix(original: Mapping[str, Any], derived: Mapping[str, Any], paths: I
     """The differences between the message as received and as the encoder would derive it, at the given key
     paths: ``[[path...], literal]`` to set a value, ``[[path...], None]`` where the original lacks the key."""
     fixes: list[list[Any]] = []
+    flat = isinstance(original, dict) and isinstance(derived, dict)  # top-level keys looked up directly
     for path in paths:
-        orig, der = _value(original, path), _value(derived, path)
+        if flat and len(path) == 1:
+            orig, der = original.get(path[0], _MISSING), derived.get(path[0], _MISSING)
+        else:
+            orig, der = _value(original, path), _value(derived, path)
         if orig is _MISSING:
             if der is not _MISSING:
                 fixes.append([list(path), None])

@@ -387,3 +387,22 @@ def test_a_null_schema_in_the_envelope_is_kept():
     [e] = CODEC.decode(text, Position(source="s", partition=0, offset=1))
     assert e.after == {"id": "1", "v": "x"} and e.vendor["envelope"] == "schema"
     assert CODEC.encode([e])[0].value == text
+
+
+def test_cells_kept_as_written_are_listed_in_cell_order_and_re_encode_exactly():
+    """A value its field's kind does not fit (a bare number in a Decimal field) and a column without a field whose
+    images write it both ways are kept as written, listed in ``render`` in each image's cell order; the columns
+    that fit their fields are not listed. The re-encode gives back the message."""
+    schema = {"type": "struct", "optional": False, "name": "db.t.Envelope", "fields": [
+        {"type": "struct", "optional": True, "name": "db.t.Value", "field": part, "fields": [
+            {"type": "int64", "optional": False, "field": "id"},
+            {"type": "bytes", "optional": True, "field": "amount", "name": "org.apache.kafka.connect.data.Decimal",
+             "parameters": {"scale": "2"}}]} for part in ("before", "after")]}
+    message = ('{"schema":' + jsontext.dumps(schema).decode() + ',"payload":{'
+               '"before":{"id":1,"extra":"7","amount":"AQ=="},"after":{"extra":7,"amount":12.5,"id":1},'
+               '"source":{"db":"db","table":"t","ts_ms":1700000000000},"op":"u","ts_ms":1700000000001}}').encode()
+    [e] = CODEC.decode(message, Position(source="m", partition=0, offset=0))
+    assert e.before == {"id": "1", "extra": "7", "amount": "0.01"} and e.after == {"extra": "7", "amount": "12.5", "id": "1"}
+    assert e.vendor["render"] == {"before": {"extra": "str"}, "after": {"amount": "num"}}
+    assert [(c.name, c.number) for c in e.columns] == [("id", True), ("amount", True), ("extra", True)]
+    assert CODEC.encode([e])[0].value == message
