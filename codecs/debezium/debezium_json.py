@@ -1191,15 +1191,17 @@ def _key_columns(key: Optional[bytes]) -> tuple[str, ...]:
     A key that is not such JSON (a custom partitioner's key) gives no key columns; it is not the value's fault."""
     if not key:
         return ()
-    try:
-        # Only names are read, so orjson's numbers do; what it refuses (trailing commas, NaN, integers beyond
-        # 64 bits, invalid text) or would take deeper than jsontext does, jsontext decides, as before.
-        if bytes(key).count(b"[") + bytes(key).count(b"{") > jsontext.MAX_DEPTH:
-            raise orjson.JSONDecodeError("deep", "", 0)
-        obj = orjson.loads(key)
-    except orjson.JSONDecodeError:
+    raw, obj = bytes(key), None
+    # Only names are read, so orjson's numbers do. What it refuses (trailing commas, NaN, invalid text) and keys
+    # nested deeper than jsontext reads, jsontext decides, as before.
+    if raw.count(b"[") + raw.count(b"{") <= jsontext.MAX_DEPTH:
         try:
-            obj, _ = jsontext.loads(key)
+            obj = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            pass
+    if obj is None:
+        try:
+            obj, _ = jsontext.loads(raw)
         except (json.JSONDecodeError, UnicodeDecodeError):
             return ()
     if isinstance(obj, dict) and "payload" in obj and set(obj) <= {"schema", "payload"}:

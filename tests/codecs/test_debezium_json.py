@@ -406,3 +406,18 @@ def test_cells_kept_as_written_are_listed_in_cell_order_and_re_encode_exactly():
     assert e.vendor["render"] == {"before": {"extra": "str"}, "after": {"amount": "num"}}
     assert [(c.name, c.number) for c in e.columns] == [("id", True), ("amount", True), ("extra", True)]
     assert CODEC.encode([e])[0].value == message
+
+
+@pytest.mark.parametrize("key, primary_key", [
+    (b'{"id":7}', ("id",)),
+    (b'{"schema":{"type":"struct","fields":[]},"payload":{"a":1,"b":"x"}}', ("a", "b")),
+    (b'{"a":1,"b":2,}', ("a", "b")),  # a trailing comma, repaired as in values
+    (b'{"id":NaN}', ("id",)),
+    (b'{"id":123456789012345678901234567890}', ("id",)),
+    (b'{"id":[' + b"[" * 300 + b"]" * 300 + b"]}", ()),  # nested deeper than any value may be
+    (b"order-7", ()),  # a custom partitioner's key
+    (b"null", ()),
+])
+def test_the_primary_key_is_the_record_keys_names(key, primary_key):
+    [e] = decode("connector-mysql-update.json", key=key)
+    assert e.primary_key == primary_key
