@@ -329,7 +329,7 @@ class DebeziumJsonCodec(Codec):
     def _row(self, payload: dict, schema_text: Optional[str], op: Op, position: Position, common: dict) -> Event:
         fields = _literal_fields(schema_text) if schema_text is not None else {}
         field_kinds = _literal_kinds(schema_text) if schema_text is not None else {}
-        numbers: dict[str, bool] = {}  # columns with a value written as a bare number
+        numbers: set[str] = set()  # columns with a value written as a bare number
         images, render = {}, {}
         documents: dict[str, str] = {}
         odd = False  # a cell rendered otherwise than its field's kind says: the deviations are worked out
@@ -363,7 +363,7 @@ class DebeziumJsonCodec(Codec):
                 if text is not None:
                     kinds[col] = kind
                     if kind == "num":
-                        numbers[col] = True
+                        numbers.add(col)
                     if kind != expected:  # a column without a field, or a value kept as written
                         odd = True
             images[part] = image
@@ -373,7 +373,7 @@ class DebeziumJsonCodec(Codec):
         for part, kinds in render.items() if odd else ():
             # the kind _expected_kind gives: the schema's, else by how the column's values were written
             dev = {col: kind for col, kind in kinds.items()
-                   if kind != field_kinds.get(col, "num" if numbers.get(col) else "str")}
+                   if kind != field_kinds.get(col, "num" if col in numbers else "str")}
             if dev:
                 deviations[part] = dev
         primary_key = _key_columns(position.key)
@@ -724,7 +724,7 @@ def _expected_kind(field: Optional[dict], column: Optional[Column], own: bool) -
     return "bool" if fam == "bool" else "str"
 
 
-def _columns(schema_text: Optional[str], fields: dict[str, dict], images: dict, numbers: dict[str, bool]
+def _columns(schema_text: Optional[str], fields: dict[str, dict], images: dict, numbers: set[str]
              ) -> tuple[Column, ...]:
     """The schema's columns in its order, then those only the images name (after's first); ``numbers`` says
     which were written as bare numbers."""

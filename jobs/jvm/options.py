@@ -23,14 +23,14 @@ QUICK_JIT_BELOW = {"replay": 200 * 2**20, "merge": 64 * 2**20, "verify": 16 * 2*
 
 
 def jit_options(master: str | None, input_bytes: int | None, job: str = "replay") -> str:
-    """The JIT option of ``job`` (a key of ``QUICK_JIT_BELOW``) for ``master`` (None: not known here, as when
-    Airflow's connection chooses it) that reads ``input_bytes`` (None: not known before Spark starts, e.g. a Kafka
-    topic), as ``CDC_REPLAY_JIT`` says; "" for the JVM's default."""
+    """The JIT option of ``job`` (its command; one not in ``QUICK_JIT_BELOW`` keeps the JVM's default under "auto")
+    for ``master`` (None: not known here, as when Airflow's connection chooses it) that reads ``input_bytes`` (None:
+    not known before Spark starts, e.g. a Kafka topic), as ``CDC_REPLAY_JIT`` says; "" for the JVM's default."""
     mode = os.environ.get("CDC_REPLAY_JIT", "auto").strip().lower() or "auto"
     if mode not in JIT_MODES:
         raise UsageError(f"CDC_REPLAY_JIT={mode!r}: expected one of {', '.join(JIT_MODES)}")
     if mode == "auto":  # only where the driver runs the tasks: a cluster's executors have JVMs of their own
-        small = input_bytes is not None and input_bytes < QUICK_JIT_BELOW[job]
+        small = input_bytes is not None and input_bytes < QUICK_JIT_BELOW.get(job, 0)
         return QUICK_JIT if small and master is not None and master.startswith("local") else ""
     return QUICK_JIT if mode == "quick" else ""
 

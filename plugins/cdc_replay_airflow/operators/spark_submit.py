@@ -111,7 +111,7 @@ class CdcSparkSubmitOperator(SparkSubmitOperator):
         # connection's master, and the archive or outputs the job reads.
         master = hook._connection["master"]
         argv = self.application_args or []
-        job = str(argv[0]) if argv and str(argv[0]) in QUICK_JIT_BELOW else "replay"
+        job = str(argv[0]) if argv else ""
         hook._conf = with_jit(hook._conf, jit_options(master, job_input_bytes(master, argv), job))
         return hook
 
