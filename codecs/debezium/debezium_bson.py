@@ -45,6 +45,7 @@ from ..shared.bson_values import (
     ARRAY, BASE64, BIN_DATA, BOOL, BSON_TIMESTAMP, DATE, DECIMAL128, DOUBLE, FLOAT_WORDS, HEX24, INT, INT32,
     INT32_RANGE, INT64, MONGO_ONLY, NULL, OBJECT, OBJECT_ID, REGEX, STRING, WORDS, Typed, bin_subtype, bin_type,
     epoch_to_ms, foreign_type, is_bin_type, is_decimal, iso_to_epoch, ms_to_epoch)
+from ..shared.columns import column, shared_columns
 from ..shared.json_fix import apply_fix, literal, unliteral
 from .debezium_json import DebeziumJsonCodec, payload_fix_paths, payload_transaction_id
 
@@ -308,8 +309,7 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
             event_time_ms=self._time(payload, source, position), sequence=self._sequence(source, position),
             transaction_id=payload_transaction_id(payload, source),
             before=before, after=after, primary_key=primary_key,
-            columns=tuple(columns[n] for n in dict.fromkeys([*(before or {}), *(after or {})]) if n in columns)
-            + tuple(Column(n) for n in dict.fromkeys([*(before or {}), *(after or {})]) if n not in columns),
+            columns=_event_columns(columns, before, after),
             removed_columns=removed, replaces_row=op is Op.UPDATE and images["after"] is not None,
             vendor={**vendor, **envelope})
 
@@ -464,6 +464,15 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
         truncated = e.vendor.get("truncatedArrays") if own else None
         return {"removedFields": removed or None, "updatedFields": document("updatedFields", updated),
                 "truncatedArrays": unliteral(truncated) if truncated else None}
+
+
+def _event_columns(columns: dict[str, Column], before: Optional[Image], after: Optional[Image]
+                   ) -> tuple[Column, ...]:
+    """The images' columns, the typed ones first, as the shared tuple of that list (``shared.columns``): a
+    collection's documents repeat a few lists, and the decode step converts and checks each tuple once."""
+    names = dict.fromkeys([*(before or {}), *(after or {})])
+    return shared_columns([*(columns[n] for n in names if n in columns),
+                           *(column(n) for n in names if n not in columns)])
 
 
 def _text(value: Any) -> Optional[str]:

@@ -57,6 +57,7 @@ from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
 from .drs_wire import apply_header_fixes, drs_id, gson_dumps, header_fixes, integer_field, text_field
 from ..event import Column, DecodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
+from ..shared.columns import column, shared_columns
 from ..shared.required import INTEGER as JSON_INTEGER, STRING as JSON_STRING, Required, need, same_needs
 from ..shared.bson_values import (
     ARRAY, BASE64 as _BASE64, BIN_DATA, BOOL, BSON_TIMESTAMP, DATE, DECIMAL128, DOUBLE, EPOCH_ORDINAL as _EPOCH_ORDINAL,
@@ -605,7 +606,7 @@ class DrsMongoCodec(Codec):
         key = before if op is not Op.INSERT else after
         primary_key = (ID,) if ID in (key or {}) else (() if op is Op.INSERT else tuple(key or {}))
         names = dict.fromkeys([*(before or {}), *(after or {})])
-        return Event(before=before, after=after, columns=tuple(columns.get(n) or Column(n) for n in names),
+        return Event(before=before, after=after, columns=shared_columns(columns.get(n) or column(n) for n in names),
                      primary_key=primary_key, vendor=vendor,
                      # For a merge: $unset fields are removed from the document (not set NULL), and a replace
                      # record's after image is the whole new document.

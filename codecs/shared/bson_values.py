@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import functools
 import re
-from dataclasses import dataclass
 from datetime import date
 from decimal import Decimal, InvalidOperation
-from typing import Optional
+from typing import NamedTuple, Optional
 
 from ..event import Column
 from .columns import column as shared_column
@@ -45,9 +44,9 @@ MS_PER_DAY = 86_400_000
 INT32_RANGE = range(-2**31, 2**31)
 
 
-@dataclass(frozen=True)
-class Typed:
-    """A field value as canonical text with the BSON type it was written as."""
+class Typed(NamedTuple):
+    """A field value as canonical text with the BSON type it was written as. A named tuple, not a frozen
+    dataclass: a document makes one per field, and a dataclass's guarded __init__ cost several times as much."""
 
     type_name: str
     text: Optional[str]
