@@ -447,6 +447,11 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
         source: dict[str, Any] = {"connector": "mongodb", "db": e.database, "collection": e.table, "ts_ms": ts}
         if not own and len(e.sequence) == 1:
             source["ord"] = JsonNumber(str(e.sequence[0]))  # a one-number position orders as the oplog's ord
+        elif own and len(e.sequence) == 3:
+            # Decode read the oplog position as (ts_ms, ord, ts_ms): the ord every change carries is derived, not
+            # kept as a fix of every message. (Another connector's position of three parts is corrected by the
+            # fixes like any other deviation.)
+            source["ord"] = JsonNumber(str(e.sequence[1]))
         payload = {"before": before, "after": after, "updateDescription": description, "source": source,
                    "op": OP_CODES[e.op], "ts_ms": ts}
         if e.transaction_id is not None:

@@ -1151,6 +1151,8 @@ def payload_fix_paths(original: dict, derived: dict) -> list[tuple[str, ...]]:
             continue
         o, d = original.get(key), derived.get(key)
         if key == "source" and isinstance(o, dict) and isinstance(d, dict):
+            if same_json(o, d):
+                continue  # no key of it differs (most messages of a format whose source the events say)
             paths.extend((key, k) for k in dict.fromkeys([*o, *d]))
         else:
             paths.append((key,))
