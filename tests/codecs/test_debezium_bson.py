@@ -7,6 +7,7 @@ import pytest
 
 from cdc_codecs import DecodeError, Event, Op, Position, get_codec
 from cdc_codecs.event import Column
+from cdc_codecs.scenario import scenario_events
 from golden import fixtures  # beside this file
 
 CODEC = get_codec("debezium-bson")
@@ -90,12 +91,9 @@ def test_a_relational_row_keeps_its_composite_key_in_the_record_key():
     assert [(c.name, c.type_name) for c in e.columns if c.name == "qty"] == [("qty", "decimal128")]
 
 
-
 def test_the_oplog_position_is_derived_not_kept_as_a_fix_and_messages_re_encode_byte_for_byte():
     # The source block the codec writes (connector, db, collection, ts_ms, ord) is all said by the event (its
     # table and its sequence (ts_ms, ord, ts_ms)): none of it needs to be kept as a fix in the vendor data.
-    from cdc_codecs.scenario import scenario_events
-
     events = [e for e in scenario_events() if CODEC.capabilities.carries(e.op) and e.op.is_data]
     messages = CODEC.encode(events)
     assert len(messages) >= 4
