@@ -493,6 +493,10 @@ def render_value(text: Optional[str], column: Column, own: bool) -> str:
     if text is None:
         return "null"
     t = column.type_name
+    if own and t == STRING:
+        # A JSON string literal reads back as its text (``key_name`` is json's inverse): no read-back check,
+        # which for texts that do not repeat (names, addresses) was most of a decode's derivation.
+        return shell_string(text)
     if own or t in MONGO_ONLY or is_bin_type(t):
         reader = _typed_rendering if len(text) > _CACHED_TEXT else _cached_typed_rendering
         out = reader(text, t, column.number)
