@@ -81,12 +81,13 @@ class Capabilities:
 
 class ContainerDecoder(NamedTuple):
     """``Codec.container_decoder``: read each record of the file with ``schema`` (the codec's own, whose bytes
-    the file's writer schema lays out the same way), then ``decode(datum, position)``; or first, when given,
+    the file's writer schema lays out the same way), then ``decode(datum, position, raw)`` (``raw``, the record's
+    bytes, when the reader has them: their look can spare checks of the datum); or first, when given,
     ``rows(datum, at)``: the fast path that builds the DECODED rows of a datum in its common shape without an
     ``Event`` (as ``Codec.plain_rows`` does for message bytes), or None to take ``decode``."""
 
     schema: Any
-    decode: Callable[[Any, Position], list[Event]]
+    decode: Callable[..., list[Event]]
     rows: Optional[Callable[[Any, tuple], Optional[list[tuple]]]] = None
     # The JVM twin of ``rows`` for this layout: a ``cdcreplay.codecs.RecordDecoder`` class in the codec's ``jvm/``
     # folder that reads a record's bytes and gives the rows ``rows`` gives for its datum (or declines it), which the

@@ -427,8 +427,9 @@ class DtsAvroCodec(Codec):
             if same_layout(writer_schema, schema):
                 from .dts_avro_rows import plain_rows  # the fast path builds on this module's helpers
 
-                return ContainerDecoder(schema, lambda datum, position, schema=schema, born=born: [
-                    self._required(self._event(self._checked(schema, datum, position), born, position), datum)],
+                return ContainerDecoder(schema, lambda datum, position, raw=None, schema=schema, born=born: [
+                    self._required(self._event(self._checked(schema, datum, position, raw), born, position),
+                                   datum)],
                     lambda datum, at, born=born: plain_rows(datum, born, at), _JVM_ROWS[born])
         return None
 
@@ -436,9 +437,9 @@ class DtsAvroCodec(Codec):
         self.required.check(self.name, datum, event.position)
         return event
 
-    def _checked(self, schema: Any, datum: dict, position: Position) -> dict:
+    def _checked(self, schema: Any, datum: dict, position: Position, raw: Optional[bytes] = None) -> dict:
         try:
-            return check_ints(schema, datum)
+            return check_ints(schema, datum, raw)
         except ValueError as exc:  # the same words ``_read`` gives the same record as bytes
             raise self.error("Record", position, f"not a readable DTS Record: {type(exc).__name__}: {exc}")
 

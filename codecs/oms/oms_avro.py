@@ -367,12 +367,12 @@ class OmsAvroCodec(Codec):
     def container_decoder(self, writer_schema: Any) -> Optional[ContainerDecoder]:
         if not same_layout(writer_schema, SCHEMA):
             return None
-        return ContainerDecoder(SCHEMA, lambda datum, position: self._decode_datum(self._checked(datum, position),
-                                                                                  position))
+        return ContainerDecoder(SCHEMA, lambda datum, position, raw=None: self._decode_datum(
+            self._checked(datum, position, raw), position))
 
-    def _checked(self, datum: dict, position: Position) -> dict:
+    def _checked(self, datum: dict, position: Position, raw: Optional[bytes]) -> dict:
         try:
-            return check_ints(SCHEMA, datum)
+            return check_ints(SCHEMA, datum, raw)
         except ValueError as exc:  # the same words ``_read`` gives the same record as bytes
             raise self.error("AvroRecord", position, f"not a readable AvroRecord: {type(exc).__name__}: {exc}")
 

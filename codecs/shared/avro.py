@@ -9,12 +9,12 @@ import math
 import re
 import struct
 from pathlib import Path
-from typing import Any
+from typing import Any, Optional
 
 import fastavro
 import fastavro.schema
 
-from .avro_ints import int_checker
+from .avro_ints import int_checker, may_hold_wide_int
 from .value_text import double_text, parse_float
 
 SCHEMA_DIR = Path(__file__).resolve().parents[1] / "schemas"
@@ -79,7 +79,7 @@ def avro_loads(schema: Any, raw: bytes) -> tuple[Any, int]:
     come back as ``(full name, value)`` so records of identical shape (DTS BinaryObject/BinaryGeometry) stay
     distinguishable and are written back to the same branch."""
     datum, used = read_datum(schema, raw, **NAMED_TYPES)
-    return check_ints(schema, datum), used
+    return check_ints(schema, datum, raw), used
 
 
 def read_datum(schema: Any, raw: bytes, **options: Any) -> tuple[Any, int]:
@@ -107,8 +107,11 @@ def without_addresses(text: str, name: str) -> str:
 NAMED_TYPES = {"return_named_type": True, "return_named_type_override": True}
 
 
-def check_ints(schema: Any, datum: Any) -> Any:
-    """``datum``, or ValueError when an Avro int does not fit 32 bits (fastavro does not bound it)."""
+def check_ints(schema: Any, datum: Any, raw: Optional[bytes] = None) -> Any:
+    """``datum``, or ValueError when an Avro int does not fit 32 bits (fastavro does not bound it). ``raw``: the
+    bytes the datum was read from (or more), whose look spares walking the datum when they cannot hold one."""
+    if raw is not None and not may_hold_wide_int(raw):
+        return datum
     bad = _int_checker(schema)(datum)
     if bad:
         raise ValueError(f"Avro int {bad} does not fit 32 bits")

@@ -5,16 +5,29 @@ bits: a flipped continuation bit in an archived datum reads back as, say, ``data
 datum "decodes", but it is no valid datum of the schema (it cannot even be written back). ``int_checker`` compiles
 a schema into a function that visits only the parts of a datum that can hold an ``int`` and names the first one
 out of range, so the codecs reject such a datum as malformed at a cost of a few dictionary look-ups per record.
+``may_hold_wide_int`` spares that walk for a datum whose bytes cannot hold such an int, as most cannot.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any, Callable, Optional
 
 # datum -> None, or the path to the bad int (innermost last); paths are only built on the way out of a failure,
 # so a good datum costs no string work.
 Check = Callable[[Any], Optional[list]]
 INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+
+# An int outside 32 bits zig-zags to 2**32 or more: a varint whose first four bytes continue (>= 0x80) and whose
+# fifth holds bit 32 or continues (>= 0x10). Bytes without that run cannot hold one, wherever the datum's ints
+# are. (Written out rather than as {4}: Python's engine runs it in half the time.)
+_WIDE_VARINT = re.compile(rb"[\x80-\xff][\x80-\xff][\x80-\xff][\x80-\xff][\x10-\xff]")
+
+
+def may_hold_wide_int(raw: bytes) -> bool:
+    """Whether the Avro bytes ``raw`` may hold an ``int`` that does not fit 32 bits (False: they cannot). About
+    a microsecond for a record of 200 bytes, against ten for walking its datum (oms-avro)."""
+    return _WIDE_VARINT.search(raw) is not None
 
 
 def _bad_int(value: Any) -> Optional[list]:

@@ -105,7 +105,7 @@ def _decode_into(out: "_DecodedColumns", codec, fmt: str, cols: dict, n: int) ->
             out.add_dead(tombstone(fmt, pos))
             continue
         try:
-            events = codec.decode(raw, pos) if datum is None else datum[0].decode(datum[1], pos)
+            events = codec.decode(raw, pos) if datum is None else datum[0].decode(datum[1], pos, values[i])
             if not events:
                 raise DecodeError(fmt, "(message)", pos, "the message holds no event")
             check_events(fmt, events, table_field)  # values that do not fit the event record: a dead letter

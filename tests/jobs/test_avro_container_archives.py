@@ -6,6 +6,7 @@ for 14- and 15-field DTS records, OMS shards, and containers of a schema the cod
 
 from __future__ import annotations
 
+import io
 import sys
 from pathlib import Path
 
@@ -89,6 +90,28 @@ def test_a_record_the_codec_rejects_is_a_dead_letter_with_the_bytes_of_that_reco
     assert dead[0]["dl_raw"] == _bytes_of(RECORD15, _writable(bad))
 
 
+def test_oms_container_records_with_an_int_beyond_32_bits_are_refused_with_or_without_their_bytes():
+    """fastavro's writer refuses such OMS records (their ints are inside unions), so the record's bytes are
+    spliced: the container decoder must refuse its datum whether the reader hands it the bytes (whose look
+    spares checking most datums) or not."""
+    from cdc_codecs import DecodeError, Position
+    from cdc_codecs.shared.avro import NAMED_TYPES, read_datum
+
+    raw = _bytes_of(OMS_SCHEMA, _datums("oms-avro", OMS_SCHEMA)[0])
+    id_bytes = len(_bytes_of("long", fastavro.schemaless_reader(io.BytesIO(raw), "long")))
+    assert raw[id_bytes:id_bytes + 2] == b"\x00\x02"  # version: the union ["int"]'s only branch, then 1
+    bad = raw[:id_bytes + 1] + _bytes_of("long", 2**40) + raw[id_bytes + 2:]
+    datum, used = read_datum(OMS_SCHEMA, bad, **NAMED_TYPES)
+    assert used == len(bad) and datum["version"] == 2**40
+    decoder = get_codec("oms-avro").container_decoder(OMS_SCHEMA)
+    at = Position("a.avro", -1, 2)
+    for given in (bad, None):
+        with pytest.raises(DecodeError, match=f"version = {2**40} does not fit 32 bits"):
+            decoder.decode(datum, at, given)
+    good, _ = read_datum(OMS_SCHEMA, raw, **NAMED_TYPES)
+    assert decoder.decode(good, at, raw) == decoder.decode(good, at)
+
+
 def test_a_container_of_another_schema_is_decoded_from_its_bytes(tmp_path):
     """A container whose writer schema is not the codec's (here: OMS records read as DTS) is not handed over as
     datums: each record's bytes go to ``decode``, which turns them into dead letters naming the format."""
@@ -113,8 +136,6 @@ def test_a_cut_container_keeps_its_readable_records_and_dead_letters_the_rest(tm
 
 
 def _bytes_of(schema, datum) -> bytes:
-    import io
-
     buf = io.BytesIO()
     fastavro.schemaless_writer(buf, schema, datum)
     return buf.getvalue()
