@@ -19,6 +19,7 @@ JVM reads and decodes; a Kafka dump's records, read here, are decoded in the JVM
 from __future__ import annotations
 
 import base64
+import functools
 import glob
 import gzip
 import io
@@ -302,7 +303,7 @@ def read_avro(path: str, codec: "Codec | None" = None, skip: int = 0) -> Iterato
     records are read but not given (the JVM decoded them: ``read_avro_blocks``)."""
     import fastavro
 
-    from cdc_codecs.shared.avro import NAMED_TYPES, without_addresses
+    from cdc_codecs.shared.avro import read_named, without_addresses
 
     # Built column-wise here rather than through ``_Batcher``: a file's rows differ only in record number,
     # bytes and datum, and the per-row appends were a sixth of the read's time.
@@ -316,16 +317,17 @@ def read_avro(path: str, codec: "Codec | None" = None, skip: int = 0) -> Iterato
             schema = fastavro.parse_schema(blocks.writer_schema)
             decoder = codec.container_decoder(blocks.writer_schema) if codec is not None else None
             if decoder is not None:  # read as the codec reads these bytes: its own schema, unions named
-                schema, named = decoder.schema, NAMED_TYPES
+                schema = decoder.schema
+                read = functools.partial(read_named, schema)
             else:
-                named = {}
+                read = functools.partial(fastavro.schemaless_reader, writer_schema=schema, reader_schema=None)
             for block in blocks:
                 data = block.bytes_.getvalue()
                 buf = io.BytesIO(data)
                 tell = buf.tell
                 for _ in range(block.num_records):
                     start = tell()
-                    datum = fastavro.schemaless_reader(buf, schema, None, **named)
+                    datum = read(buf)
                     if skip:
                         skip -= 1
                         first += 1

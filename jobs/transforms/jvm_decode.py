@@ -343,9 +343,7 @@ def _avro_records(fmt: str, lines: pa.RecordBatch, writer_schema: str) -> tuple[
     def decline(raw: pa.RecordBatch) -> list[pa.RecordBatch]:
         import io
 
-        import fastavro
-
-        from cdc_codecs.shared.avro import NAMED_TYPES
+        from cdc_codecs.shared.avro import read_named
         from cdc_jobs.io.files import avro_records
         from cdc_jobs.transforms.decode import decode_columns
 
@@ -353,7 +351,7 @@ def _avro_records(fmt: str, lines: pa.RecordBatch, writer_schema: str) -> tuple[
         numbers, values, datums = [], [], []
         for number, value in zip(raw.column("pos_offset").to_pylist(), raw.column("value").to_pylist()):
             try:
-                datum = fastavro.schemaless_reader(io.BytesIO(value), decoder.schema, None, **NAMED_TYPES)
+                datum = read_named(decoder.schema, io.BytesIO(value))
             except Exception:  # noqa: BLE001 - read_avro names it, from this record on
                 failed.append(number)
                 break

@@ -95,20 +95,20 @@ def test_oms_container_records_with_an_int_beyond_32_bits_are_refused_with_or_wi
     spliced: the container decoder must refuse its datum whether the reader hands it the bytes (whose look
     spares checking most datums) or not."""
     from cdc_codecs import DecodeError, Position
-    from cdc_codecs.shared.avro import NAMED_TYPES, read_datum
+    from cdc_codecs.shared.avro import read_datum
 
     raw = _bytes_of(OMS_SCHEMA, _datums("oms-avro", OMS_SCHEMA)[0])
     id_bytes = len(_bytes_of("long", fastavro.schemaless_reader(io.BytesIO(raw), "long")))
     assert raw[id_bytes:id_bytes + 2] == b"\x00\x02"  # version: the union ["int"]'s only branch, then 1
     bad = raw[:id_bytes + 1] + _bytes_of("long", 2**40) + raw[id_bytes + 2:]
-    datum, used = read_datum(OMS_SCHEMA, bad, **NAMED_TYPES)
+    datum, used = read_datum(OMS_SCHEMA, bad, named=True)
     assert used == len(bad) and datum["version"] == 2**40
     decoder = get_codec("oms-avro").container_decoder(OMS_SCHEMA)
     at = Position("a.avro", -1, 2)
     for given in (bad, None):
         with pytest.raises(DecodeError, match=f"version = {2**40} does not fit 32 bits"):
             decoder.decode(datum, at, given)
-    good, _ = read_datum(OMS_SCHEMA, raw, **NAMED_TYPES)
+    good, _ = read_datum(OMS_SCHEMA, raw, named=True)
     assert decoder.decode(good, at, raw) == decoder.decode(good, at)
 
 
