@@ -370,7 +370,7 @@ class OmsAvroCodec(Codec):
         return ContainerDecoder(SCHEMA, lambda datum, position, raw=None: self._decode_datum(
             self._checked(datum, position, raw), position))
 
-    def _checked(self, datum: dict, position: Position, raw: Optional[bytes]) -> dict:
+    def _checked(self, datum: dict, position: Position, raw: Optional[bytes] = None) -> dict:
         try:
             return check_ints(SCHEMA, datum, raw)
         except ValueError as exc:  # the same words ``_read`` gives the same record as bytes

@@ -146,8 +146,9 @@ def _naming_of(schema: Any) -> tuple[dict, tuple[str, ...]]:
         # A named type's body is where it is defined (fastavro's parsed schemas: its first mention); a name
         # mentioned later refers to it and has no unions of its own to count.
         if isinstance(s, list):
-            count = sum(1 for b in s if (isinstance(b, dict) and b.get("type") in ("record", "enum", "fixed"))
-                        or (isinstance(b, str) and b not in _AVRO_TYPE_NAMES))
+            kinds = [b.get("type") if isinstance(b, dict) else b for b in s]  # fastavro's extract_record_type
+            count = sum(1 for k in kinds if k in ("record", "enum", "fixed")
+                        or (isinstance(k, str) and k not in _AVRO_TYPE_NAMES))
             if count == 1:
                 single.append(path)
             for b in s:
