@@ -68,6 +68,25 @@ def avro_datum(fmt: str, path: Path) -> tuple[Any, dict]:
     return schema, datum
 
 
+def varint(value: int) -> bytes:
+    """Avro's zig-zag varint of ``value`` (an int or a long: the same bytes)."""
+    import fastavro
+
+    buf = io.BytesIO()
+    fastavro.schemaless_writer(buf, "long", value)
+    return buf.getvalue()
+
+
+def oms_with_version(raw: bytes, version: int) -> bytes:
+    """An OMS AvroRecord's bytes with its ``version`` (the union ["int"] after the id) set to ``version``, which
+    may be beyond 32 bits: fastavro's writer refuses such a datum, so the bytes are spliced."""
+    import fastavro
+
+    at = len(varint(fastavro.schemaless_reader(io.BytesIO(raw), "long")))  # the id, then the version
+    assert raw[at:at + 2] == b"\x00\x02", "version 1: the union's only branch, then 1"
+    return raw[:at + 1] + varint(version) + raw[at + 2:]
+
+
 def seed_messages(fmt: str) -> list[tuple[str, bytes]]:
     """(name, message bytes) of the format's fixtures and its encoding of the canonical scenario."""
     out = []

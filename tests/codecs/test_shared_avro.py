@@ -172,8 +172,9 @@ def test_read_named_reads_what_fastavros_override_reads(fmt):
 
 
 def test_read_named_unnames_only_the_top_records_unions():
-    """A schema whose union with one named type sits deeper than the top record's fields is read fastavro's
-    way; at the top, it is read naming every union and unnamed after."""
+    """A union with one named type deeper than the top record's fields (an array's items) keeps its value
+    unnamed, as fastavro's override gives it; one among the top record's fields does too, beside a union of two
+    named types whose value stays named."""
     from cdc_codecs.shared.avro import read_named
 
     inner = {"type": "record", "name": "In", "fields": [{"name": "v", "type": "long"}]}
