@@ -342,6 +342,45 @@ def test_declared_decode_takes_every_message_of_a_plain_day(spark, fmt):
     assert len(raws) > 2000
 
 
+# Values spliced into a message as an extra key, for the checks the JVM makes before it trusts Jackson's reading:
+# nesting about the Python readers' limit (the message is one level more; orjson writes 254 levels, and a message
+# of more than 255 brackets is written again to check it), brackets beyond it side by side, -0 as a number and
+# inside text, and text beyond ASCII at every offset of an eight-byte word: valid, overlong, a surrogate, beyond
+# U+10FFFF, cut short, a stray continuation byte.
+NESTED = [b"[" * d + b"]" * d for d in (252, 253, 254, 255, 300)] + [b"[" + b",".join([b"{}"] * 300) + b"]"]
+NEGATIVE_ZERO = [b"-0", b"[-0]"]  # orjson reads it as 0: the JVM leaves it to Python
+NUMBERS = [*NEGATIVE_ZERO, b"-0.0", b"-0e1", b'"-0"', b'"a-0b"', b'"x -0"']
+UTF8 = [b"\xc3\xa9", "\u4e2d".encode(), "\U0001f600".encode(), b"\xc0\x80", b"\xe0\x80\x80", b"\xed\xa0\x80",
+        b"\xf0\x80\x80\x80", b"\xf4\x90\x80\x80", b"\xe4\xb8", b"\x80", b"\xff"]
+
+
+def with_extra(raw: bytes, value: bytes) -> bytes:
+    return raw[:-1] + b',"extra":' + value + b"}"
+
+
+def raw_check_variants(raw: bytes) -> list[bytes]:
+    spliced = [with_extra(raw, value) for value in NESTED + NUMBERS]
+    spliced += [with_extra(raw, b'"' + b"x" * pad + char + b'"') for pad in range(8) for char in UTF8]
+    return spliced + [b"\xef\xbb\xbf" + raw]
+
+
+@pytest.mark.parametrize("fmt", ["canal-json", "oms-dataworks"])
+def test_declared_decode_reads_bytes_and_nesting_as_python_does(spark, fmt):
+    """Where the Python readers refuse a message (nesting beyond theirs, bytes that are not UTF-8, a byte order mark),
+    the JVM declines; every other of these it takes (-0 aside), to the rows the codec gives: 300 objects side by
+    side too, which a count of brackets used to decline."""
+    seeds = day_messages(fmt)[:3]
+    raws = [v for raw in seeds for v in raw_check_variants(raw)]
+    python = [python_rows(fmt, r, i + 1) for i, r in enumerate(raws)]
+    jvm = jvm_rows(spark, fmt, raws)
+    compared(jvm, python, raws)
+    left = [r for r, j, p in zip(raws, jvm, python) if p is not None and j is None]
+    assert sorted(left) == sorted(with_extra(raw, z) for raw in seeds for z in NEGATIVE_ZERO), left
+    assert sum(p is None for p in python) >= 3 * 60
+    side_by_side = {with_extra(raw, NESTED[-1]) for raw in seeds}
+    assert all(j is not None for r, j in zip(raws, jvm) if r in side_by_side)
+
+
 def test_every_container_twin_has_inputs():
     assert CONTAINER_TWINS and set(CONTAINER_TWINS) <= set(CONTAINER_INPUTS) & set(WRITER_SCHEMAS)
 

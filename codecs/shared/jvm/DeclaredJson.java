@@ -26,14 +26,11 @@ import java.util.regex.Pattern;
  * names or numbers the record does not take.
  */
 public final class DeclaredJson implements PlainDecoder {
-    private static final JsonFactory FACTORY = new JsonFactory();
+    private static final JsonFactory FACTORY = JsonChecks.factory();
     private static final Object NULL = new Object();     // JSON null
     private static final Object MISSING = new Object();  // no such key (in the message, or in what is written)
     private static final Object OBJECT = new Object();  // what is written there is an object (leaf_paths)
     private static final BigDecimal[] NO_SEQUENCE = new BigDecimal[0];
-    private static final Pattern INTEGER = Pattern.compile("-?[0-9]{1,19}");
-    private static final Pattern INTEGER_LITERAL = Pattern.compile("-?[0-9]+");
-    private static final Pattern DIGITS = Pattern.compile("[0-9]+");
     // GoldenGate's op_ts: "YYYY-MM-DD HH:MM:SS[.fraction]", UTC
     private static final Pattern STAMP = Pattern.compile(
             "([0-9]{4})-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\\.([0-9]{1,9}))?");
@@ -250,7 +247,7 @@ public final class DeclaredJson implements PlainDecoder {
     }
 
     private static Object read(JsonParser p, JsonToken t) throws java.io.IOException {
-        return JsonChecks.tree(p, t, NULL, (q, token) -> new Num(q.getText()));  // a number's literal as written
+        return JsonChecks.tree(p, t, NULL, (q, token) -> new Num(JsonChecks.number(q)));  // its literal as written
     }
 
     /** The value at a key path, MISSING where a key is absent; NULL for a JSON null on the way (read as absent
@@ -280,16 +277,16 @@ public final class DeclaredJson implements PlainDecoder {
         // text, digits (text of ASCII digits), scalar (text or a number), number, integer (a number of digits)
         String kind = kinds.get(role);
         if (v instanceof String && (kind.equals("text") || kind.equals("scalar"))) return (String) v;
-        if (v instanceof String && kind.equals("digits") && DIGITS.matcher((String) v).matches()) return (String) v;
+        if (v instanceof String && kind.equals("digits") && digits((String) v)) return (String) v;
         if (v instanceof Num && !kind.equals("text") && !kind.equals("digits")
-                && (!kind.equals("integer") || INTEGER_LITERAL.matcher(((Num) v).text).matches())) {
+                && (!kind.equals("integer") || integerText(((Num) v).text, Integer.MAX_VALUE))) {
             return ((Num) v).text;
         }
         throw JsonChecks.DECLINE;
     }
 
     private static long integer(String text) {
-        if (!INTEGER.matcher(text).matches()) throw JsonChecks.DECLINE;
+        if (!integerText(text, 19)) throw JsonChecks.DECLINE;
         try {
             return Long.parseLong(text);
         } catch (NumberFormatException e) {
@@ -841,7 +838,7 @@ public final class DeclaredJson implements PlainDecoder {
         for (Map.Entry<String, Object> e : codes.entrySet()) {
             Object v = e.getValue();
             if (v != NULL) {
-                if (!(v instanceof Num) || !INTEGER_LITERAL.matcher(((Num) v).text).matches()
+                if (!(v instanceof Num) || !integerText(((Num) v).text, Integer.MAX_VALUE)
                         || ((Num) v).text.length() > 11) throw JsonChecks.DECLINE;
                 long code = Long.parseLong(((Num) v).text);
                 if (code != (int) code) throw JsonChecks.DECLINE;  // the record's int32
@@ -894,7 +891,7 @@ public final class DeclaredJson implements PlainDecoder {
     @SuppressWarnings("unchecked")
     private static boolean satisfies(Object v, Set<Object> types, boolean nonempty) {
         String type = v == MISSING ? null : v == NULL ? "null" : v instanceof Boolean ? "boolean"
-                : v instanceof Num ? (INTEGER_LITERAL.matcher(((Num) v).text).matches() ? "integer" : "number")
+                : v instanceof Num ? (integerText(((Num) v).text, Integer.MAX_VALUE) ? "integer" : "number")
                 : v instanceof String ? "string" : v instanceof List ? "array" : v instanceof Map ? "object" : null;
         if (type == null || !(types.contains(type) || type.equals("integer") && types.contains("number"))) {
             return false;
@@ -946,7 +943,7 @@ public final class DeclaredJson implements PlainDecoder {
 
     /** A sequence component: an integer literal within the record's 38 digits. */
     private static BigDecimal component(String text) {
-        if (!INTEGER_LITERAL.matcher(text).matches() || text.length() > 38) throw JsonChecks.DECLINE;
+        if (!integerText(text, Integer.MAX_VALUE) || text.length() > 38) throw JsonChecks.DECLINE;
         return new BigDecimal(new java.math.BigInteger(text));
     }
 
@@ -1274,9 +1271,21 @@ public final class DeclaredJson implements PlainDecoder {
         return b.toString();
     }
 
+    /** Whether a text is an optional minus sign and 1 to {@code most} ASCII digits (-?[0-9]{1,most}), read without
+     *  a regex matcher per value. */
+    private static boolean integerText(String s, int most) {
+        int from = !s.isEmpty() && s.charAt(0) == '-' ? 1 : 0;
+        return s.length() - from <= most && digits(s, from);
+    }
+
     private static boolean digits(String s) {
-        if (s.isEmpty()) return false;
-        for (int i = 0; i < s.length(); i++) if (s.charAt(i) < '0' || s.charAt(i) > '9') return false;
+        return digits(s, 0);
+    }
+
+    /** Whether {@code s} from {@code from} on is one or more ASCII digits. */
+    private static boolean digits(String s, int from) {
+        if (s.length() <= from) return false;
+        for (int i = from; i < s.length(); i++) if (s.charAt(i) < '0' || s.charAt(i) > '9') return false;
         return true;
     }
 
@@ -1326,18 +1335,43 @@ public final class DeclaredJson implements PlainDecoder {
      *  objects both sides have there, the images' objects skipped. */
     @SuppressWarnings("unchecked")
     private void leaves(StringBuilder vendor, int start, String prefix, Map<String, Object> original, Row row) {
-        LinkedHashSet<String> keys = new LinkedHashSet<>(original.keySet());
-        keys.addAll(children.getOrDefault(prefix, new LinkedHashSet<>()));
-        for (String key : keys) {
-            String path = prefix.isEmpty() ? key : prefix + "." + key;
-            if (imageParents.contains(path)) continue;  // the event itself
-            Object o = original.getOrDefault(key, MISSING), d = derived(path, row);
-            if (o instanceof Map && d == OBJECT) {
-                leaves(vendor, start, path, (Map<String, Object>) o, row);
-            } else {
-                compareWith(vendor, start, path.split("\\."), o, d == OBJECT ? object(path, row) : d);
-            }
+        Map<String, String> paths = pathsUnder(prefix);
+        for (String key : original.keySet()) leaf(vendor, start, prefix, paths, key, original, row);
+        for (String key : children.getOrDefault(prefix, NO_KEYS)) {  // written keys the message lacks
+            if (!original.containsKey(key)) leaf(vendor, start, prefix, paths, key, original, row);
         }
+    }
+
+    @SuppressWarnings("unchecked")
+    private void leaf(StringBuilder vendor, int start, String prefix, Map<String, String> paths, String key,
+                      Map<String, Object> original, Row row) {
+        String path = paths.get(key);
+        if (path == null) {
+            path = prefix.isEmpty() ? key : prefix + "." + key;
+            if (paths.size() < 256) paths.put(key, path);
+        }
+        if (imageParents.contains(path)) return;  // the event itself
+        Object o = original.getOrDefault(key, MISSING), d = derived(path, row);
+        if (o instanceof Map && d == OBJECT) {
+            leaves(vendor, start, path, (Map<String, Object>) o, row);
+        } else {
+            compareWith(vendor, start, path, o, d == OBJECT ? object(path, row) : d);
+        }
+    }
+
+    private static final LinkedHashSet<String> NO_KEYS = new LinkedHashSet<>();
+    // key paths by their prefix and last key, made once: a message's keys repeat, and a path made anew would be
+    // hashed anew at every lookup (the keys' own hashes are kept: Jackson interns them); bounded, as the keys of
+    // the messages are not
+    private final Map<String, Map<String, String>> keyPaths = new HashMap<>();
+
+    private Map<String, String> pathsUnder(String prefix) {
+        Map<String, String> paths = keyPaths.get(prefix);
+        if (paths == null) {
+            if (keyPaths.size() >= 256) keyPaths.clear();
+            keyPaths.put(prefix, paths = new HashMap<>());
+        }
+        return paths;
     }
 
     /** What the encoder writes at a key path: a rendering's value, OBJECT where it writes an object of keys. */
@@ -1373,6 +1407,13 @@ public final class DeclaredJson implements PlainDecoder {
         String rendering = under.get(sub);
         compareWith(vendor, start, new String[] {key, sub}, original, rendering == null ? MISSING
                 : written(rendering, row));
+    }
+
+    /** The same, at a dotted key path (split only where there is a fix). */
+    private void compareWith(StringBuilder vendor, int start, String path, Object original, Object derived) {
+        if (original == MISSING ? derived != MISSING : derived == MISSING || !same(original, derived)) {
+            compareWith(vendor, start, path.split("\\."), original, derived);
+        }
     }
 
     private void compareWith(StringBuilder vendor, int start, String[] path, Object original, Object derived) {

@@ -1,7 +1,13 @@
 package cdcreplay.codecs;
 
+import com.fasterxml.jackson.core.JsonFactory;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadConstraints;
+
+import java.lang.invoke.MethodHandles;
+import java.lang.invoke.VarHandle;
+import java.nio.ByteOrder;
 
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -21,28 +27,25 @@ public final class JsonChecks {
         Decline() { super(null, null, false, false); }
     }
     public static final Decline DECLINE = new Decline();
-    private static final int MAX_DEPTH = 255;  // orjson's nesting limit (jsontext.MAX_DEPTH)
+    private static final int MAX_DEPTH = 255;  // jsontext.MAX_DEPTH
     private static final int MAX_NAME = 256;   // contract.MAX_NAME
 
-    /** No bare -0 (orjson reads it as 0), at most MAX_DEPTH brackets, valid UTF-8 without a byte order mark
-     *  (Jackson takes some bytes the Python readers refuse). One pass, no allocation. */
+    private static final VarHandle LONGS = MethodHandles.byteArrayViewVarHandle(long[].class, ByteOrder.LITTLE_ENDIAN);
+    private static final long HIGH_BITS = 0x8080808080808080L;
+
+    /** Valid UTF-8 without a byte order mark (Jackson takes some bytes the Python readers refuse). Most messages are
+     *  ASCII: eight bytes at a time find the first that is not, and only from there are the sequences read. The
+     *  nesting limit and -0 are checked where Jackson reads them ({@link #factory}, {@link #number}). */
     public static void checkRaw(byte[] raw, int off, int len) {
-        int depth = 0;
         int n = off + len;
         if (len >= 3 && raw[off] == (byte) 0xEF && raw[off + 1] == (byte) 0xBB && raw[off + 2] == (byte) 0xBF) {
             throw DECLINE;
         }
-        for (int i = off; i < n; i++) {
+        int i = off;
+        while (i + 8 <= n && ((long) LONGS.get(raw, i) & HIGH_BITS) == 0) i += 8;
+        for (; i < n; i++) {
             int b = raw[i];
-            if (b >= 0) {
-                if (b == '[' || b == '{') {
-                    depth++;
-                } else if (b == '-' && i + 2 < n && raw[i + 1] == '0') {
-                    byte c = raw[i + 2];
-                    if (!(c == '.' || (c >= '0' && c <= '9') || c == 'e' || c == 'E')) throw DECLINE;  // -0
-                }
-                continue;
-            }
+            if (b >= 0) continue;
             // A multi-byte UTF-8 sequence: no overlong form, no surrogate, nothing above U+10FFFF.
             int c = b & 0xff;
             int more = c >= 0xC2 && c <= 0xDF ? 1 : c >= 0xE0 && c <= 0xEF ? 2 : c >= 0xF0 && c <= 0xF4 ? 3 : 0;
@@ -56,7 +59,21 @@ public final class JsonChecks {
             }
             i += more;
         }
-        if (depth > MAX_DEPTH) throw DECLINE;
+    }
+
+    /** A JsonFactory whose parsers refuse (an IOException: the decode declines) nesting deeper than the Python
+     *  readers always take: a message of more than MAX_DEPTH brackets they write again with orjson, which writes
+     *  at most MAX_DEPTH - 1 levels (the brackets not yet closed). */
+    public static JsonFactory factory() {
+        return JsonFactory.builder().streamReadConstraints(
+                StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH - 1).build()).build();
+    }
+
+    /** A number token's literal as written; a bare -0 declines (orjson reads it as 0). */
+    public static String number(JsonParser p) throws java.io.IOException {
+        String text = p.getText();
+        if (text.length() == 2 && text.charAt(0) == '-' && text.charAt(1) == '0') throw DECLINE;
+        return text;
     }
 
     /** A string the Python readers read the same: no unpaired surrogate (only a \\u escape can make one). */
