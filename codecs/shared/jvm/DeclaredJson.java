@@ -975,8 +975,26 @@ public final class DeclaredJson implements PlainDecoder {
     private static String stampText(long ms) {
         java.time.LocalDateTime t = java.time.LocalDateTime.ofEpochSecond(Math.floorDiv(ms, 1000L),
                 (int) Math.floorMod(ms, 1000L) * 1_000_000, java.time.ZoneOffset.UTC);
-        return String.format("%04d-%02d-%02d %02d:%02d:%02d.%06d", t.getYear(), t.getMonthValue(), t.getDayOfMonth(),
-                t.getHour(), t.getMinute(), t.getSecond(), t.getNano() / 1000);
+        StringBuilder b = new StringBuilder(26);
+        padded(b, t.getYear(), 4).append('-');
+        padded(b, t.getMonthValue(), 2).append('-');
+        padded(b, t.getDayOfMonth(), 2).append(' ');
+        padded(b, t.getHour(), 2).append(':');
+        padded(b, t.getMinute(), 2).append(':');
+        padded(b, t.getSecond(), 2).append('.');
+        return padded(b, t.getNano() / 1000, 6).toString();
+    }
+
+    /** {@code v} as String.format's %0{width}d writes it (a minus sign counts in the width), without a Formatter
+     *  per value. */
+    private static StringBuilder padded(StringBuilder b, int v, int width) {
+        String digits = Long.toString(Math.abs((long) v));
+        if (v < 0) {
+            b.append('-');
+            width--;
+        }
+        for (int i = digits.length(); i < width; i++) b.append('0');
+        return b.append(digits);
     }
 
     /** The primary key: a list of names, or one text of names joined by the separator. */
@@ -1110,6 +1128,7 @@ public final class DeclaredJson implements PlainDecoder {
         for (String key : typesOrder) {
             Object original = written.get(key);
             if (original == null) continue;  // no such image
+            if (sameTypes(original, numbers, types)) continue;  // the common case, without writing it as text
             StringBuilder text = new StringBuilder();
             if (original != MISSING) OrjsonText.json(text, original, NULL);
             if (original != MISSING && text.toString().equals(derivedText)) continue;
@@ -1127,6 +1146,24 @@ public final class DeclaredJson implements PlainDecoder {
             else OrjsonText.quote(vendor, text.toString());
         }
         if (opened) vendor.append('}');
+    }
+
+    /** Whether an image's types object is the one its columns give, {name: {typeMember: type}} for each typed
+     *  column in order: what comparing its JSON text with that object's would say. */
+    @SuppressWarnings("unchecked")
+    private boolean sameTypes(Object original, Map<String, Boolean> numbers, Map<String, String> types) {
+        if (!(original instanceof Map)) return false;
+        java.util.Iterator<Map.Entry<String, Object>> entries = ((Map<String, Object>) original).entrySet().iterator();
+        for (String name : numbers.keySet()) {
+            String type = types.get(name);
+            if (type == null) continue;
+            if (!entries.hasNext()) return false;
+            Map.Entry<String, Object> e = entries.next();
+            if (!e.getKey().equals(name) || !(e.getValue() instanceof Map)) return false;
+            Map<String, Object> member = (Map<String, Object>) e.getValue();
+            if (member.size() != 1 || !type.equals(member.get(typeMember))) return false;
+        }
+        return !entries.hasNext();
     }
 
     private List<Object[]> columns(LinkedHashMap<String, Boolean> numbers, Map<String, String> types,
