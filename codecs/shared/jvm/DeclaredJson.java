@@ -1111,27 +1111,12 @@ public final class DeclaredJson implements PlainDecoder {
      *  "vendor key":{"image key":null or the object's JSON text}. */
     private void imageTypes(Map<String, Boolean> numbers, Map<String, String> types, Map<String, Object> written,
                             StringBuilder vendor) {
-        StringBuilder derived = new StringBuilder().append('{');
-        for (String name : numbers.keySet()) {
-            String type = types.get(name);
-            if (type == null) continue;
-            if (derived.length() > 1) derived.append(',');
-            OrjsonText.quote(derived, name);
-            derived.append(":{");
-            OrjsonText.quote(derived, typeMember);
-            derived.append(':');
-            OrjsonText.quote(derived, type);
-            derived.append('}');
-        }
-        String derivedText = derived.append('}').toString();
         boolean opened = false;
         for (String key : typesOrder) {
             Object original = written.get(key);
             if (original == null) continue;  // no such image
-            if (sameTypes(original, numbers, types)) continue;  // the common case, without writing it as text
-            StringBuilder text = new StringBuilder();
-            if (original != MISSING) OrjsonText.json(text, original, NULL);
-            if (original != MISSING && text.toString().equals(derivedText)) continue;
+            // the same object as the columns give is the same JSON text: only a differing one is written
+            if (sameTypes(original, numbers, types)) continue;
             if (!opened) {
                 if (vendor.length() > 1) vendor.append(',');
                 OrjsonText.quote(vendor, typesVendor);
@@ -1142,8 +1127,13 @@ public final class DeclaredJson implements PlainDecoder {
             }
             OrjsonText.quote(vendor, key);
             vendor.append(':');
-            if (original == MISSING) vendor.append("null");
-            else OrjsonText.quote(vendor, text.toString());
+            if (original == MISSING) {
+                vendor.append("null");
+            } else {
+                StringBuilder text = new StringBuilder();
+                OrjsonText.json(text, original, NULL);
+                OrjsonText.quote(vendor, text.toString());
+            }
         }
         if (opened) vendor.append('}');
     }
