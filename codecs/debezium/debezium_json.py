@@ -63,6 +63,7 @@ import orjson
 
 from .. import jsontext
 from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
+from ..shared.declared_rows import ConnectSchema, DeclaredRows, Envelope, PositionRule, Positions
 from ..shared.json_fix import apply_fix, literal, same_json, unliteral
 from ..shared.value_text import cell_json, cell_text
 from ..event import Column, DecodeError, EncodeError, Event, Op, Position
@@ -182,6 +183,34 @@ class DebeziumJsonCodec(Codec):
               "(declared loss). A PostgreSQL DELETE with neither a before image nor a record key is a dead "
               "letter (set REPLICA IDENTITY FULL at the source).",
     )
+
+    # The declared JVM decode takes a row change of a table's columns whose cells are written as their Connect
+    # fields say (exact Decimal and epoch dates, times and time stamps; the other conversions are the codec's), in
+    # any envelope, positioned as its connector writes positions (a MongoDB document is the codec's); the primary key
+    # is named by the Kafka record's key.
+    jvm_declaration = DeclaredRows(
+        op=("op", {code: op.value for code, op in OPS.items() if op.is_data}),
+        images=(("before", "before"), ("after", "after")),
+        reads={"database": ("source.db", "text"), "schema": ("source.schema", "text"),
+               "table": ("source.table", "text"), "millis": ("source.ts_ms|ts_ms", "integer"),
+               "transaction_id": ("transaction.id|source.gtid|source.txId", "scalar")},
+        writes={"before": "null", "after": "null", "source.db": "database", "source.table": "table",
+                "source.ts_ms": "millis_number_or_null", "source.schema": "schema_if_any", "op": "op",
+                "ts_ms": "millis_number_or_null", "transaction": "transaction_object"},
+        nested=("source",), schema_level=True, names_stripped=True, compare_unwritten_images=True,
+        envelope=Envelope("payload", "schema", "envelope", tuple(sorted(_PAYLOAD_KEYS))),
+        connect_schema=ConnectSchema(("before", "after"), SOURCE_TYPE, LOGICAL_KINDS, LOGICAL_JDBC, CONNECT_JDBC,
+                                     {**dict.fromkeys(("int8", "int16", "int32", "int64", "float32", "float64"), "num"),
+                                      "boolean": "bool", **dict.fromkeys(("struct", "array", "map"), "json")},
+                                     "decimal", "connect.decimal.precision", ("zts", "timestamp", "epoch_zts")),
+        positions=Positions("source", "connector", "ts_ms", (  # _connector_position's rules, in its order
+            PositionRule("binlog", ("mysql", "mariadb"), (("file", "pos"),), ("file", "pos", "row")),
+            PositionRule("lsn", ("postgresql",), (("lsn",),), ("sequence", "lsn")),
+            PositionRule("hex_lsns", ("sqlserver", "db2"), (("change_lsn",), ("commit_lsn",)),
+                         ("commit_lsn", "change_lsn", "event_serial_no")),
+            PositionRule("scn", ("oracle",), (("scn",),), ("scn", "commit_scn")),
+            PositionRule("codec", ("mongodb",), (("ord",),), ()))),
+        record_key_names=True, needs_under="payload")
 
     def __init__(self) -> None:
         self.schema_prefixes = SchemaPrefixes()  # the Connect schema texts messages open with (parsed once each)

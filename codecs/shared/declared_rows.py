@@ -28,7 +28,8 @@ RENDERINGS = frozenset({"null", "op", "database", "table", "qualified_table", "s
                         "sequence_first_text", "sequence_second_number", "column_specs",
                         "transaction_text", "transaction_number", "key_list", "key_list_or_empty", "key_text",
                         "key_values", "row_id", "type_names", "type_codes",
-                        "database_or_empty", "key_list_or_null", "record_millis", "schema"})
+                        "database_or_empty", "key_list_or_null", "record_millis", "schema", "schema_if_any",
+                        "transaction_object"})
 
 
 @dataclass(frozen=True)
@@ -45,6 +46,64 @@ class ImageTypes:
 
 
 @dataclass(frozen=True)
+class Envelope:
+    """A message may wrap the row message at ``key`` beside a schema at ``schema`` (Kafka Connect's JsonConverter):
+    it does where it has ``key`` and none of ``bare_keys``. How it was written ("schema", "payload" without a schema,
+    "bare") is kept at ``vendor[<vendor>]``, the schema's JSON text at ``vendor[<schema>]``; keys beside the two
+    decline. The declaration's other key paths are inside the row message."""
+
+    key: str
+    schema: str
+    vendor: str
+    bare_keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class ConnectSchema:
+    """The envelope's schema is a Kafka Connect struct whose ``images`` fields' fields declare the images' columns
+    (the JVM's ``ConnectSchema``): a column's type name is its ``source_type`` parameter, else the schema name, else
+    the type (``decimal``: decimal(precision,scale) from its parameters where the name is the logical one); its
+    JDBC type by logical name (``logical_kinds`` -> ``logical_jdbc``), else by Connect type (``connect_jdbc``); its
+    cells read as the logical kind says, else as ``plain_kinds`` of its type (else "str"); ``instants``: a column of
+    the first kind whose source type is of the second family is read as the third."""
+
+    images: tuple[str, ...]
+    source_type: str
+    logical_kinds: Mapping[str, str]
+    logical_jdbc: Mapping[str, int]
+    connect_jdbc: Mapping[str, int]
+    plain_kinds: Mapping[str, str]
+    decimal: str
+    precision: str
+    instants: tuple[str, str, str]  # (zoned kind, source type family, kind): a zoned column read as epoch seconds
+
+
+@dataclass(frozen=True)
+class PositionRule:
+    """How one kind of connector's position is read (the JVM's ``DeclaredJson.position``): ``how`` is "binlog"
+    (keys: file, offset, row), "lsn" (a text of the pair [last commit, lsn], lsn), "hex_lsns" (commit, change and
+    serial number) or "scn" (change, commit), or another word, which declines; for the connectors named
+    ``connectors``, or a nameless one that has all the keys of one of ``nameless``."""
+
+    how: str
+    connectors: tuple[str, ...]
+    nameless: tuple[tuple[str, ...], ...]
+    keys: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Positions:
+    """A sequence from the position the object at ``at`` holds, by the first of ``rules`` for the connector it names
+    at ``connector`` (lower-cased; none: by the keys it has), then the integer at ``then``; none for another
+    connector."""
+
+    at: str
+    connector: str
+    then: str
+    rules: tuple[PositionRule, ...]
+
+
+@dataclass(frozen=True)
 class DeclaredRows:
     """Where a codec's messages keep each role, and what its encoder writes at each key it compares.
 
@@ -58,7 +117,7 @@ class DeclaredRows:
       DELETE's rows are in ``delete_main`` ("row_befores" or "rows") or the other list, which ``delete_in_vendor``
       then names in the vendor data; with ``delete_hides_other`` the other list then goes uncompared (DRS).
     - ``op_in_vendor``: the vendor key that keeps the op as the message writes it (Canal's type: INIT, INSERT).
-    - ``reads``: role -> (key path, kind: ``READ_KINDS``) for database, schema (a schema level other than the
+    - ``reads``: role -> (key path, kind: ``READ_KINDS``; "a|b": the first path the message has, not null) for database, schema (a schema level other than the
       database declines, unless ``schema_level``), table, tenant (the type that says the database names a tenant,
       one of ``tenant_types``), primary_key (a list, or one text joined by ``key_separator``), seconds, millis (epoch),
       stamp (a UTC "YYYY-MM-DD HH:MM:SS.f" event time), stamp_seconds ("YYYY-MM-DDTHH:MM:SS"), sequence (and
@@ -93,6 +152,10 @@ class DeclaredRows:
     - ``sequence_from_seconds``: a change without a sequence is ordered by its seconds.
     - ``requires``: key path -> the JSON values it may have besides null or none; ``declines``: keys whose
       presence declines.
+    - ``envelope``: the row message inside an envelope (``Envelope``), ``connect_schema``: whose schema declares
+      the columns (``ConnectSchema``); ``positions``: the sequence of a connector's position (``Positions``);
+      ``record_key_names``: the primary key is the Kafka record key's names (a record with a key declines);
+      ``needs_under``: the codec's required fields are paths under this key (the envelope's), read inside it.
 
     What the encoder writes, for the vendor fixes (``json_fix.derive_fix``):
     - ``writes``: key path -> rendering (``RENDERINGS``, or "=" and a JSON constant), in the encoder's order;
@@ -136,6 +199,11 @@ class DeclaredRows:
     jdbc_by_name: Mapping[str, int] = field(default_factory=dict)
     jdbc_name_rules: tuple[tuple[str, str, int], ...] = ()
     codes_by_name: Mapping[str, int] = field(default_factory=dict)
+    envelope: Optional[Envelope] = None
+    connect_schema: Optional[ConnectSchema] = None
+    positions: Optional[Positions] = None
+    record_key_names: bool = False
+    needs_under: Optional[str] = None
 
     def __post_init__(self) -> None:
         assert all(kind in READ_KINDS for _, kind in self.reads.values()), self.reads
@@ -147,6 +215,12 @@ class DeclaredRows:
         """The declaration as the JVM reads it (a JSON object; ``jvm_declaration_text`` hands it to the decode step),
         with the codec's required fields (``Required.needs``) of each message kind its op values name: a message that
         misses one is the codec's to name."""
-        needed = {kind: [[n.path, list(n.types), n.nonempty] for n in needs[kind]] for kind in self.op[1]
+        def inside(path: str) -> str:
+            if self.needs_under is None:
+                return path
+            assert path.startswith(self.needs_under + "."), path
+            return path[len(self.needs_under) + 1:]
+
+        needed = {kind: [[inside(n.path), list(n.types), n.nonempty] for n in needs[kind]] for kind in self.op[1]
                   if kind in needs}
         return orjson.dumps({"needs": needed, **asdict(self)}).decode()

@@ -159,8 +159,138 @@ VALUES_OF_TYPES = [None, "", 0, True, [], {}]
 
 
 # Every format with a declared JVM decode is compared on its own inputs.
+# Connect fields of every kind the declared decode reads (debezium-json), each with cells in the one spelling its
+# conversion writes back and in others (kept per cell by the codec, or dead letters): one message a cell.
+DECIMAL = {"type": "bytes", "name": "org.apache.kafka.connect.data.Decimal"}
+BASE64_CELLS = ["AQ==", "AAE=", "AQ", "/w==", "gA==", "AIA=", "AP//////////", "DK8D", "DK8D=", "", "A", "A===",
+                "AQ==\n", "@@@@", 5, True, {}, "\u0661Q=="]
+CONNECT_CELLS = [
+    *[({**DECIMAL, "parameters": params}, BASE64_CELLS)
+      for params in ({"scale": "2", "connect.decimal.precision": "12"}, {"scale": "0"}, {"scale": "-2"},
+                     {"scale": "x"}, {}, {"scale": "30", "connect.decimal.precision": "65",
+                                          "__debezium.source.column.type": "decimal(65,30)"})],
+    ({"type": "struct", "name": "io.debezium.data.VariableScaleDecimal"},
+     [{"scale": 3, "value": "erc="}, {"scale": 0, "value": "AQ=="}, {"scale": 0, "value": "AAE="},
+      {"scale": -1, "value": "AQ=="}, {"scale": "3", "value": "erc="}, {"scale": 3.0, "value": "erc="},
+      {"scale": 3, "value": "erc=", "x": 1}, {"value": "AQ=="}, {"scale": 3}, "AQ==", {"scale": 3, "value": ""}]),
+    *[({"type": "int32", "name": name}, [0, 18591, -719162, -719163, 2932896, 2932897, "18591", 1.5, 1e3, 10**19])
+      for name in ("io.debezium.time.Date", "org.apache.kafka.connect.data.Date")],
+    *[({"type": "int64", "name": f"io.debezium.time.{name}"},
+       [0, 1, 62123456, -3020399000000, 86400000000, 999999999, 123456789012345, -1, "5", 2.5, 10**20])
+      for name in ("Time", "MicroTime", "NanoTime")],
+    *[({"type": "int64", "name": f"io.debezium.time.{name}"},
+       [0, 1, -1, 1606262462123, 1676557841398055, -62135596800000, -62135596800001, -62135596800000000,
+        253402300799999, 253402300800000, 253402300799999999, 9223372036854775807, -9223372036854775808, "5", 1.0])
+      for name in ("Timestamp", "MicroTimestamp", "NanoTimestamp")],
+    *[({"type": "string", "name": "io.debezium.time.ZonedTimestamp", "parameters": params},
+       ["2020-11-24T16:01:02.5Z", "2020-11-24T16:01:02.50Z", "2020-11-24T16:01:02Z", "2020-11-24T16:01:02+08:00",
+        "2020-11-24T16:01:02+00:00", "2020-11-24T16:01:02.123456789-05:30:15", "2020-11-24 16:01:02Z",
+        "2020-11-24T16:01:02", "2020-11-24T25:01:02Z", "1969-12-31T23:59:59.999999999Z", "0001-01-01T00:00:00Z",
+        "0000-01-01T00:00:00Z", "2020-02-30T00:00:00Z", "2262-04-11T23:47:16.854775807Z",
+        "2262-04-11T23:47:16.854775808Z", "9999-12-31T23:59:59Z", "99999-01-01T00:00:00Z",
+        "\u06602020-11-24T16:01:02Z", 5])
+      for params in ({"__debezium.source.column.type": "timestamp"}, {"__debezium.source.column.type": "TIMESTAMP(3)"},
+                     {"__debezium.source.column.type": "timestamptz"}, {})],
+    ({"type": "string", "name": "io.debezium.time.ZonedTime"},
+     ["16:01:02Z", "16:01:02.5+08:00", "16:01:02+00:00", "25:61:61Z", "16:01Z", "16:01:02.1234567890Z", 5]),
+    *[({"type": "bytes", "name": "io.debezium.data.Bits", "parameters": params},
+       ["AQ==", "AQA=", "AAA=", "", "AA==", "/////////w==", "AQ", "gA==", 1])
+      for params in ({"length": "1"}, {"length": "12"}, {"length": "64"}, {}, {"length": "x"})],
+    ({"type": "int64"}, [1, "1", 1.5, True, -9223372036854775808, 1e400]),
+    ({"type": "float64"}, [1.5e-300, 1, "NaN"]),
+    ({"type": "string"}, ["x", "", 1, True, {}]),
+    ({"type": "boolean"}, [True, False, 1, "true"]),
+    ({"type": "struct", "fields": []}, [{"a": 1}, [1, 2], {}, "x"]),
+    ({"type": "array", "items": {"type": "int32"}}, [[1, 2], [], 1]),
+    ({"type": "bytes"}, ["AP8Q/w==", "x", 5]),
+    ({"type": "struct", "name": "io.debezium.data.geometry.Point"},
+     [{"x": 1.0, "y": 2.0, "wkb": "AQEAAAAAAAAAAADwPwAAAAAAAABA", "srid": None}]),
+]
+
+
+def connect_message(field: dict, value, op: str = "c", source: dict | None = None, envelope: str = "schema",
+                    before=None) -> bytes:
+    """A Debezium change of a row (id, c) whose column c has the Connect ``field`` and the cell ``value``."""
+    columns = [{"type": "int32", "optional": False, "field": "id"}, {**field, "optional": True, "field": "c"}]
+    schema = {"type": "struct", "optional": False, "name": "s.t.Envelope", "fields": [
+        {"type": "struct", "fields": columns, "optional": True, "name": "s.t.Value", "field": "before"},
+        {"type": "struct", "fields": columns, "optional": True, "name": "s.t.Value", "field": "after"},
+        {"type": "struct", "fields": [], "optional": False, "name": "io.debezium.connector.mysql.Source",
+         "field": "source"},
+        {"type": "string", "optional": False, "field": "op"}]}
+    payload = {"before": before, "after": None if op == "d" else {"id": 1, "c": value},
+               "source": source or {"version": "2.5.0.Final", "connector": "mysql", "db": "shop", "table": "t",
+                                    "ts_ms": 1606233662000, "file": "mysql-bin.000003", "pos": 154, "row": 0},
+               "op": op, "ts_ms": 1606233662345}
+    if op == "d":
+        payload["before"] = {"id": 1, "c": value}
+    msg = {"schema": schema, "payload": payload} if envelope == "schema" else (
+        {"payload": payload} if envelope == "payload" else payload)
+    return json.dumps(msg).encode()
+
+
+SOURCES = [
+    # binlog positions (MySQL, MariaDB, or nameless with file and pos)
+    *[{"connector": c, "file": f, "pos": p, "row": r}
+      for c in ("mysql", "MySQL", "mariadb", None)
+      for f, p, r in (("mysql-bin.000003", 154, 2), ("", 0, 0), (None, 5, None), (None, None, None),
+                      ("mysql-bin.000003", None, 1), ("bin", 1, 1), ("bin.12 ", 1, 1), (5, 1, 1), ("b.7", "154", 1),
+                      ("b.7", "x", 1), ("b.7", 1.5, 1), ("b.7", 1, "2"), ("b.\u0661", 1, 1), ("b.7", True, 1))],
+    {"connector": "mysql", "pos": 7}, {"file": "b.1"}, {"connector": "mysql"},
+    # log sequence numbers (PostgreSQL, or nameless with lsn)
+    *[{"connector": c, **extra} for c in ("postgresql", None) for extra in (
+        {"lsn": 46523128}, {"lsn": "0/2C5F6A8"}, {"lsn": "x/y"}, {"lsn": "0x1/2"}, {"lsn": None},
+        {"sequence": '["46523120","46523128"]', "lsn": 46523128}, {"sequence": '[null,"46523128"]', "lsn": 1},
+        {"sequence": '["1/A",null]', "lsn": 46523128}, {"sequence": '["1/A",null]', "lsn": None},
+        {"sequence": "[1,2]", "lsn": 2}, {"sequence": "[1]", "lsn": 2}, {"sequence": "x", "lsn": 2},
+        {"sequence": 5, "lsn": 2}, {"sequence": "", "lsn": 2}, {"sequence": None, "lsn": 2},
+        {"sequence": ["1", "2"], "lsn": 3}, {"sequence": "[1.5,2]", "lsn": 2}, {"sequence": '[true,"2"]', "lsn": 2},
+        {"sequence": "[01,2]", "lsn": 2}, {"sequence": '["1/g",2]', "lsn": 2})],
+    # hex LSNs (SQL Server, Db2, or nameless with either)
+    *[{"connector": c, **extra} for c in ("sqlserver", "db2", None) for extra in (
+        {"commit_lsn": "00000027:00000758:0005", "change_lsn": "00000027:00000758:0003", "event_serial_no": 1},
+        {"commit_lsn": "NULL", "change_lsn": ""}, {"commit_lsn": None, "change_lsn": "00000000:00000000:0000"},
+        {"change_lsn": "0027:zz"}, {"change_lsn": 5}, {"change_lsn": "a" * 40}, {"commit_lsn": "1::2"},
+        {"change_lsn": "00000000:00000000:0000000000000a1f", "event_serial_no": "x"},
+        {"commit_lsn": "0F", "event_serial_no": None})],
+    # system change numbers (Oracle, or nameless with scn)
+    *[{"connector": c, **extra} for c in ("oracle", None) for extra in (
+        {"scn": "2122184", "commit_scn": "2122185"}, {"scn": "2122184", "commit_scn": ""}, {"scn": "2122184"},
+        {"scn": None, "commit_scn": "1"}, {"scn": 5, "commit_scn": None}, {"scn": "x"}, {"scn": "1", "commit_scn": True})],
+    {"connector": "mongodb", "ord": 1}, {"ord": 1}, {"connector": "vitess", "pos": 5}, {"connector": True},
+    {"connector": 5}, {"connector": ""}, {"connector": "\u00e9"},
+]
+
+
+def position_variants() -> list[bytes]:
+    """A change with each of SOURCES (names, time and a transaction added), its time written otherwise too."""
+    out = []
+    for extra in SOURCES:
+        source = {"db": "shop", "table": "t", "ts_ms": 1606233662000, **{k: v for k, v in extra.items() if v is not None}}
+        out.append(connect_message({"type": "string"}, "x", source=source))
+        out.append(connect_message({"type": "string"}, "x", source={**source, "ts_ms": "1606233662000"}))
+    for source in ({"db": "shop", "table": "t", "gtid": "abc:1"}, {"db": "shop", "table": "t", "txId": 557},
+                   {"db": "shop", "schema": "public", "table": "t", "ts_ms": 1}, {"db": "", "table": "t"},
+                   {"db": "shop", "schema": "", "table": "t"}, {"table": "t", "ts_ms": 1.5}, {"db": "shop"},
+                   {"db": 5, "table": "t"}, {"db": "shop", "table": "t", "ts_ms": None}):
+        out.append(connect_message({"type": "string"}, "x", source=source))
+    return out
+
+
+def connect_inputs() -> list[bytes]:
+    """debezium-json's declared inputs, cells of every Connect kind in each op and envelope, and positions."""
+    out = declared_inputs("debezium-json") + position_variants()
+    for field, values in CONNECT_CELLS:
+        for value in values:
+            out.append(connect_message(field, value))
+        for op, envelope in (("u", "payload"), ("d", "schema"), ("r", "bare")):
+            out.append(connect_message(field, values[0], op=op, envelope=envelope, before={"id": 1, "c": values[0]}))
+    return out
+
+
 DECLARED = [f for f in available_formats() if jvm_declared(get_codec(f))]
-INPUTS = {**{f: partial(declared_inputs, f) for f in DECLARED}, "canal-json": canal_inputs}
+INPUTS = {**{f: partial(declared_inputs, f) for f in DECLARED}, "canal-json": canal_inputs,
+          "debezium-json": connect_inputs}
 # How much of what the Python side takes the JVM must take. The declared formats' inputs are mostly values of
 # every JSON kind (booleans, objects) in cells and metadata, DDL and control records, left to Python by design.
 TAKEN_SHARE = {"canal-json": 0.6, "maxwell-json": 0.4, **{f: 0.3 for f in DECLARED if f != "maxwell-json"}}
@@ -305,6 +435,26 @@ def test_a_gaussdb_message_of_a_postgresql_table_decodes_in_the_jvm(spark):
     assert [c["jdbc_type"] for c in row["columns"]] == [4, -2, -7, 2014, 2, 1111, 12]
 
 
+def test_the_record_key_names_the_primary_key_of_a_debezium_change(spark):
+    """A Kafka record's key names the primary key (a connector writes the key columns there, bare or in a Connect
+    envelope): the declared decode reads the names as the codec does; a key it cannot read, or one naming a column the
+    change's keyed image lacks (which the codec would read from the key, or name as an error), is left to the codec."""
+    codec = get_codec("debezium-json")
+    decoder = spark._jvm.cdcreplay.codecs.DeclaredJson(jvm_declaration_text(codec))
+    wrapped = b'{"schema":{"type":"struct","fields":[{"type":"int32","field":"id"}]},"payload":{"id":1}}'
+    names = {b'{"id":1}': ["id"], wrapped: ["id"], b'{"c":"x","id":1}': ["c", "id"], b"{}": [], b"": [], None: []}
+    others = [b'{"other":1}', b"5", b'"k"', b"not json", b'{"id":1,"id":2}', b'{"schema":{},"payload":{"id":1},"x":1}']
+    for raw in (connect_message({"type": "string"}, "x"), connect_message({"type": "string"}, "x", op="d"),
+                connect_message({"type": "string"}, "x", op="u", envelope="bare", before={"id": 1, "c": "w"})):
+        for key in [*names, *others]:
+            events = codec.decode(raw, Position("t", 0, 1, key=key))
+            got = decoder.rows(bytearray(raw), 0, len(raw), None, None if key is None else bytearray(key))
+            if key in names:
+                assert got is not None and list(got[0][7]) == names[key] == list(events[0].primary_key), key
+            else:
+                assert got is None, key
+
+
 @pytest.mark.parametrize("fmt", ["drs-json", "drs-json-c"])
 def test_a_bit_0_column_is_bits_where_the_codec_reads_it_so(spark, fmt):
     """Canal's bytes read a bit(0) column as binary; DRS's family is bit, whose text stays as written. (The JVM
@@ -379,6 +529,26 @@ def test_declared_decode_reads_bytes_and_nesting_as_python_does(spark, fmt):
     assert sum(p is None for p in python) >= 3 * 60
     side_by_side = {with_extra(raw, NESTED[-1]) for raw in seeds}
     assert all(j is not None for r, j in zip(raws, jvm) if r in side_by_side)
+
+
+def test_a_payload_after_a_known_schema_is_read_as_the_whole_message_is(spark):
+    """A converter's message whose schema the decode has seen is read without its schema: nesting about the Python
+    readers' limit inside the payload, bytes they refuse, blanks after it and keys beside it give what the whole
+    message's reading gives (the codec's rows, or declined where the codec refuses or keeps the envelope's keys)."""
+    seed = day_messages("debezium-json")[0]
+    assert seed.startswith(b'{"schema":') and b',"op":' in seed
+    inside = [seed.replace(b',"op":', b',"x":' + value + b',"op":', 1) for value in NESTED + NUMBERS]
+    inside += [seed.replace(b',"op":', b',"x":"' + b"x" * pad + char + b'","op":', 1) for pad in range(8) for char in UTF8]
+    around = [seed + b" ", seed + b"\t", seed[:-1] + b' }', seed[:-1] + b',"x":1}', seed[:-1] + b',"payload":{}}',
+              seed[:-1] + b"}}", seed[:-1]]
+    raws = [seed, *inside, *around]
+    python = [python_rows("debezium-json", r, i + 1) for i, r in enumerate(raws)]
+    jvm = jvm_rows(spark, "debezium-json", [seed, *raws])[1:]  # the seed first: its schema is known from then on
+    compared(jvm, python, raws)
+    left = [r for r, j, p in zip(raws, jvm, python) if p is not None and j is None]
+    assert sorted(left) == sorted([seed.replace(b',"op":', b',"x":' + z + b',"op":', 1) for z in NEGATIVE_ZERO]
+                                  + [seed[:-1] + b',"x":1}']), left  # -0, and a key beside the envelope's two
+    assert sum(p is None for p in python) >= 60
 
 
 def test_every_container_twin_has_inputs():

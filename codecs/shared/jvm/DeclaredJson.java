@@ -24,9 +24,14 @@ import java.util.regex.Pattern;
  * encoder writes, as {@code json_fix.derive_fix} does. Anything else it declines and the Python codec decodes:
  * other shapes and ops, declined keys, booleans or JSON in cells, a column written both as a number and as text,
  * names or numbers the record does not take.
+ *
+ * <p>A row message may come inside a Kafka Connect envelope whose schema declares the columns and how each cell is
+ * converted ({@code envelope}, {@code connect_schema}: {@link ConnectSchema}), be positioned as its connector writes
+ * positions ({@code positions}) and take its key's names from the Kafka record's key ({@code record_key_names}).
  */
 public final class DeclaredJson implements PlainDecoder {
     private static final JsonFactory FACTORY = JsonChecks.factory();
+    private static final JsonFactory INSIDE = JsonChecks.factory(1);  // a value read apart from its message's object
     private static final Object NULL = new Object();     // JSON null
     private static final Object MISSING = new Object();  // no such key (in the message, or in what is written)
     private static final Object OBJECT = new Object();  // what is written there is an object (leaf_paths)
@@ -39,7 +44,7 @@ public final class DeclaredJson implements PlainDecoder {
             "([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})");
 
     /** A bare JSON number: its literal, as jsontext keeps it. */
-    private static final class Num {
+    static final class Num {
         final String text;
         Num(String text) { this.text = text; }
         @Override public String toString() { return text; }
@@ -60,7 +65,8 @@ public final class DeclaredJson implements PlainDecoder {
     private final String[] opPath;
     private final Map<String, String> ops = new HashMap<>();
     private final Map<String, String> opValues = new HashMap<>();  // op -> the vendor value the encoder writes
-    private final Map<String, String[]> reads = new HashMap<>();
+    // role -> its key paths: the first that the message has (not null) is read ("a|b" in the declaration)
+    private final Map<String, String[][]> reads = new HashMap<>();
     private final Map<String, String> kinds = new HashMap<>();
     private final List<String> imageRoles = new ArrayList<>();
     private final List<String[]> imagePaths = new ArrayList<>();
@@ -107,6 +113,21 @@ public final class DeclaredJson implements PlainDecoder {
     // prefix, text, code}), not the message's codes; codes_by_name: the codes the encoder writes by that base
     private final Map<String, Integer> jdbcByName = new HashMap<>(), codesByName = new HashMap<>();
     private final List<Object[]> jdbcNameRules = new ArrayList<>();
+    // envelope: the row message may be wrapped at envelopeKey beside a schema at envelopeSchema (Kafka Connect's
+    // JsonConverter); it is where the message has that key and none of bareKeys. How it was (envelopeVendor:
+    // "schema", "payload", "bare") and the schema's text are vendor data.
+    private final String envelopeKey, envelopeSchema, envelopeVendor;
+    private final Set<String> bareKeys = new HashSet<>();
+    private final ConnectSchema.Rules connect;  // the envelope's schema declares the images' columns
+    private final List<ConnectSchema> recentSchemas = new ArrayList<>(8);
+    private final byte[] schemaOpening, payloadOpening;  // {"<schema>": and ,"<key>": as a converter writes them
+    // positions: the sequence from the position a connector writes in one object (positionsAt), by the rule of
+    // the connector the object names (connectorKey), or for a nameless one the first rule whose keys it has; then
+    // the integer at thenKey
+    private final String[] positionsAt;
+    private final String connectorKey, thenKey;
+    private final List<Object[]> positionRules = new ArrayList<>();  // {how, connectors, nameless key sets, keys}
+    private final boolean recordKeyNames;  // the primary key is the record key's names: a record with one declines
 
     /** {@code declaration}: the JSON text {@code DeclaredRows.text()} writes. */
     @SuppressWarnings("unchecked")
@@ -123,7 +144,10 @@ public final class DeclaredJson implements PlainDecoder {
         });
         ((Map<String, Object>) d.get("reads")).forEach((role, at) -> {
             List<Object> pathKind = (List<Object>) at;
-            reads.put(role, ((String) pathKind.get(0)).split("\\."));
+            String[] alternatives = ((String) pathKind.get(0)).split("\\|");
+            String[][] paths = new String[alternatives.length][];
+            for (int i = 0; i < paths.length; i++) paths[i] = alternatives[i].split("\\.");
+            reads.put(role, paths);
             kinds.put(role, (String) pathKind.get(1));
         });
         for (Object image : (List<Object>) d.get("images")) {
@@ -208,6 +232,37 @@ public final class DeclaredJson implements PlainDecoder {
         typeMember = (String) typed.get("member");
         typesVendor = (String) typed.get("vendor");
         if (typesKey != null) for (Object k : (List<Object>) typed.get("order")) typesOrder.add((String) k);
+        Map<String, Object> envelope = d.get("envelope") instanceof Map ? (Map<String, Object>) d.get("envelope")
+                : Map.of();
+        envelopeKey = (String) envelope.get("key");
+        envelopeSchema = (String) envelope.get("schema");
+        envelopeVendor = (String) envelope.get("vendor");
+        schemaOpening = envelopeKey == null ? null
+                : ("{\"" + envelopeSchema + "\":").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        payloadOpening = envelopeKey == null ? null
+                : (",\"" + envelopeKey + "\":").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        if (envelopeKey != null) for (Object k : (List<Object>) envelope.get("bare_keys")) bareKeys.add((String) k);
+        connect = d.get("connect_schema") instanceof Map
+                ? new ConnectSchema.Rules((Map<String, Object>) d.get("connect_schema")) : null;
+        Map<String, Object> positions = d.get("positions") instanceof Map ? (Map<String, Object>) d.get("positions")
+                : Map.of();
+        positionsAt = split(positions.get("at"));
+        connectorKey = (String) positions.get("connector");
+        thenKey = (String) positions.get("then");
+        if (positionsAt != null) {
+            for (Object r : (List<Object>) positions.get("rules")) {
+                Map<String, Object> rule = (Map<String, Object>) r;
+                List<Set<String>> nameless = new ArrayList<>();
+                for (Object keys : (List<Object>) rule.get("nameless")) nameless.add(new HashSet<>((List<String>) keys));
+                positionRules.add(new Object[] {rule.get("how"), new HashSet<>((List<String>) rule.get("connectors")),
+                        nameless, ((List<String>) rule.get("keys")).toArray(new String[0])});
+            }
+        }
+        recordKeyNames = d.get("record_key_names") == Boolean.TRUE;
+    }
+
+    private static String[] split(Object path) {
+        return path instanceof String ? ((String) path).split("\\.") : null;
     }
 
     private static int code(Object number) {
@@ -235,6 +290,19 @@ public final class DeclaredJson implements PlainDecoder {
 
     // The timestamp of the Kafka record being decoded (null: none, or a line of a file), for "record_millis".
     private Long recordMillis;
+
+    // The key of the Kafka record being decoded (null: none, or a line of a file), for record_key_names.
+    private byte[] recordKey;
+
+    @Override
+    public List<Object[]> rows(byte[] buf, int off, int len, Long recordMillis, byte[] key) {
+        recordKey = key;
+        try {
+            return rows(buf, off, len, recordMillis);
+        } finally {
+            recordKey = null;
+        }
+    }
 
     @Override
     public List<Object[]> rows(byte[] buf, int off, int len, Long recordMillis) {
@@ -270,9 +338,10 @@ public final class DeclaredJson implements PlainDecoder {
 
     /** The same, null also where the value is the text {@code none}. */
     private String role(Map<String, Object> msg, String role, String none) {
-        String[] path = reads.get(role);
-        if (path == null) return null;
-        Object v = at(msg, path);
+        String[][] paths = reads.get(role);
+        if (paths == null) return null;
+        Object v = MISSING;
+        for (int i = 0; i < paths.length && (v == MISSING || v == NULL); i++) v = at(msg, paths[i]);
         if (v == MISSING || v == NULL || none != null && none.equals(v)) return null;
         // text, digits (text of ASCII digits), scalar (text or a number), number, integer (a number of digits)
         String kind = kinds.get(role);
@@ -297,12 +366,34 @@ public final class DeclaredJson implements PlainDecoder {
     @SuppressWarnings("unchecked")
     private List<Object[]> decode(byte[] raw, int off, int len) throws java.io.IOException {
         JsonChecks.checkRaw(raw, off, len);
-        Map<String, Object> msg;
-        try (JsonParser p = FACTORY.createParser(raw, off, len)) {
-            JsonToken t = p.nextToken();
-            if (t != JsonToken.START_OBJECT) throw JsonChecks.DECLINE;
-            msg = (Map<String, Object>) read(p, t);
-            if (p.nextToken() != null) throw JsonChecks.DECLINE;
+        Map<String, Object> msg = connect == null ? null : knownSchema(raw, off, len);
+        if (msg == null) {
+            try (JsonParser p = FACTORY.createParser(raw, off, len)) {
+                JsonToken t = p.nextToken();
+                if (t != JsonToken.START_OBJECT) throw JsonChecks.DECLINE;
+                msg = connect == null ? (Map<String, Object>) read(p, t) : withSchema(p, raw, off);
+                if (p.nextToken() != null) throw JsonChecks.DECLINE;
+            }
+        }
+        String envelope = null;
+        ConnectSchema schemaOf = null;
+        if (envelopeKey != null) {  // the row message: inside the envelope, or the message itself
+            boolean wrapped = msg.containsKey(envelopeKey);
+            for (String k : msg.keySet()) wrapped &= !bareKeys.contains(k);
+            Object schemaAt = msg.get(envelopeSchema);
+            if (wrapped) {
+                for (String k : msg.keySet()) {  // keys a newer converter adds beside the two: the codec keeps them
+                    if (!k.equals(envelopeKey) && !k.equals(envelopeSchema)) throw JsonChecks.DECLINE;
+                }
+                if (!(msg.get(envelopeKey) instanceof Map)) throw JsonChecks.DECLINE;  // a tombstone, or not a payload
+                envelope = schemaAt == null ? "payload" : "schema";
+                if (schemaAt != null && !(schemaAt instanceof ConnectSchema)) throw JsonChecks.DECLINE;  // null too
+                schemaOf = (ConnectSchema) schemaAt;
+                msg = (Map<String, Object>) msg.get(envelopeKey);
+            } else {
+                envelope = "bare";
+                if (schemaAt instanceof ConnectSchema) msg.put(envelopeSchema, ((ConnectSchema) schemaAt).tree);
+            }
         }
         for (String k : msg.keySet()) if (declined.contains(k)) throw JsonChecks.DECLINE;
         for (Map.Entry<String[], List<Object>> e : requires.entrySet()) {
@@ -373,6 +464,7 @@ public final class DeclaredJson implements PlainDecoder {
         } else if (sequenceFromSeconds && seconds != null && !"SNAPSHOT".equals(row.op)) {
             row.sequence = new BigDecimal[] {BigDecimal.valueOf(integer(seconds))};
         }
+        if (positionsAt != null) row.sequence = position(msg);
         row.txn = role(msg, "transaction_id");
         readKey(msg, row);
         if (rowsKey != null) return listRows(msg, row);
@@ -383,7 +475,8 @@ public final class DeclaredJson implements PlainDecoder {
         Map<String, LinkedHashMap<String, String>> images = new HashMap<>();
         Map<String, String> types = new HashMap<>();  // a column's type: the first image that types it says
         Map<String, Object> typeObjects = new HashMap<>();  // an image's key -> its types object (MISSING: none)
-        for (int i = 0; i < imageRoles.size(); i++) {
+        if (connect != null) row.columns = connectImages(msg, schemaOf, images, row.op);
+        for (int i = 0; i < imageRoles.size() && connect == null; i++) {
             if (imageRoles.get(i).equals("update_before") && !"UPDATE".equals(row.op)) continue;  // not read
             Object image = at(msg, imagePaths.get(i));
             if (image == MISSING && imagePaths.get(i).length > 1) {  // {"data": ...} without its data: the codec's
@@ -412,17 +505,368 @@ public final class DeclaredJson implements PlainDecoder {
             vendor.append("\"tenant\":");
             OrjsonText.quote(vendor, row.tenant);
         }
-        placeImages(row, images, vendor);
+        if (connect != null) {
+            connectRow(row, images);
+        } else {
+            placeImages(row, images, vendor);
+        }
         if (typesKey != null) imageTypes(numbers, types, typeObjects, vendor);
+        if (envelope != null) {
+            if (vendor.length() > 1) vendor.append(',');
+            OrjsonText.quote(vendor, envelopeVendor);
+            vendor.append(':');
+            OrjsonText.quote(vendor, envelope);
+            if (schemaOf != null) {
+                if (schemaOf.vendorText == null) {  // the same for every message of the schema
+                    StringBuilder b = new StringBuilder(schemaOf.text.length() * 5 / 4).append(',');
+                    OrjsonText.quote(b, envelopeSchema);
+                    b.append(':');
+                    OrjsonText.quote(b, schemaOf.text);
+                    schemaOf.vendorText = b.toString();
+                }
+                vendor.append(schemaOf.vendorText);
+            }
+        }
         fixes(msg, row, vendor);
         String tableName = qualified(row);
-        List<Object[]> declared = reads.containsKey("column_specs") ? row.columns : columns(numbers, types, Map.of());
+        List<Object[]> declared = reads.containsKey("column_specs") || connect != null ? row.columns
+                : columns(numbers, types, Map.of());
         Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, declared, row.key, row.ms,
                 row.sequence, 0, vendor.length() == 1 ? null : vendor.append('}').toString(), true, row.txn,
                 row.schema};
         List<Object[]> rows = new ArrayList<>(1);
         rows.add(r);
         return rows;
+    }
+
+    // ------------------------------------------------------------------------ Kafka Connect envelopes (connect_schema)
+
+    /** The message's object after its opening brace, its schema (at envelopeSchema, an object) as a ConnectSchema:
+     *  the recent schemas' bytes are compared with it before it is read. */
+    private Map<String, Object> withSchema(JsonParser p, byte[] raw, int off) throws java.io.IOException {
+        LinkedHashMap<String, Object> m = new LinkedHashMap<>();
+        for (JsonToken k = p.nextToken(); k != JsonToken.END_OBJECT; k = p.nextToken()) {
+            String name = JsonChecks.text(p.currentName());
+            JsonToken t = p.nextToken();
+            Object v;
+            if (t == JsonToken.START_OBJECT && name.equals(envelopeSchema)) {
+                int from = off + (int) p.currentTokenLocation().getByteOffset();  // offsets from the parser's start
+                p.skipChildren();  // nesting and bytes checked as Jackson reads them
+                v = schemaAt(raw, from, off + (int) p.currentLocation().getByteOffset());
+            } else {
+                v = read(p, t);
+            }
+            if (m.put(name, v) != null) throw JsonChecks.DECLINE;  // a duplicate key: the Python readers keep the last
+        }
+        return m;
+    }
+
+    /** A message as a converter writes it, {"schema":<a recent schema's bytes>,"payload":{...}}, read without
+     *  reading its schema: what reading it whole gives. Null for any other: it is read whole. */
+    private Map<String, Object> knownSchema(byte[] raw, int off, int len) throws java.io.IOException {
+        int end = off + len, at = off + schemaOpening.length;
+        if (!java.util.Arrays.equals(raw, off, Math.min(at, end), schemaOpening, 0, schemaOpening.length)) return null;
+        for (int i = 0; i < recentSchemas.size(); i++) {
+            ConnectSchema known = recentSchemas.get(i);
+            int from = at + known.bytes.length, payload = from + payloadOpening.length;
+            if (payload >= end || !known.is(raw, at, from)
+                    || !java.util.Arrays.equals(raw, from, payload, payloadOpening, 0, payloadOpening.length)) {
+                continue;
+            }
+            if (i > 0) recentSchemas.add(0, recentSchemas.remove(i));
+            LinkedHashMap<String, Object> msg = new LinkedHashMap<>();
+            msg.put(envelopeSchema, known);
+            try (JsonParser p = INSIDE.createParser(raw, payload, end - payload)) {
+                JsonToken t = p.nextToken();
+                if (t != JsonToken.START_OBJECT) return null;
+                msg.put(envelopeKey, read(p, t));
+                int rest = payload + (int) p.currentLocation().getByteOffset();
+                while (rest < end && blank(raw[rest])) rest++;
+                if (rest >= end || raw[rest] != '}') return null;  // keys after the payload: read whole
+                for (rest++; rest < end; rest++) if (!blank(raw[rest])) return null;
+            }
+            return msg;
+        }
+        return null;
+    }
+
+    private static boolean blank(byte b) {
+        return b == ' ' || b == '\t' || b == '\n' || b == '\r';
+    }
+
+    private ConnectSchema schemaAt(byte[] raw, int from, int to) throws java.io.IOException {
+        for (int i = 0; i < recentSchemas.size(); i++) {
+            ConnectSchema known = recentSchemas.get(i);
+            if (known.is(raw, from, to)) {
+                if (i > 0) recentSchemas.add(0, recentSchemas.remove(i));  // a topic's tables take turns
+                return known;
+            }
+        }
+        Object tree;
+        try (JsonParser q = FACTORY.createParser(raw, from, to - from)) {
+            tree = read(q, q.nextToken());
+            if (q.nextToken() != null) throw JsonChecks.DECLINE;
+        }
+        ConnectSchema schema = new ConnectSchema(java.util.Arrays.copyOfRange(raw, from, to), tree, NULL, connect);
+        recentSchemas.add(0, schema);
+        if (recentSchemas.size() > 32) recentSchemas.remove(32);
+        return schema;
+    }
+
+    /** The images (imageRoles' paths) read by the schema's fields (none without a schema) into {@code images}, and
+     *  the columns they declare: the schema's in its order, then those only the images name (after's first). A cell
+     *  is taken where it is written as its field's kind says and that kind's conversion is taken
+     *  (ConnectSchema); a column without a field, written as bare numbers or as strings. */
+    @SuppressWarnings("unchecked")
+    private List<Object[]> connectImages(Map<String, Object> msg, ConnectSchema schema,
+                                         Map<String, LinkedHashMap<String, String>> images, String op) {
+        Map<String, ConnectSchema.Field> fields = schema == null ? Map.of() : schema.fields;
+        Map<String, Boolean> numbers = new HashMap<>();  // a column with a cell written as a bare number
+        boolean unfielded = false;
+        for (int i = 0; i < imageRoles.size(); i++) {
+            Object image = at(msg, imagePaths.get(i));
+            if (image == MISSING || image == NULL) continue;
+            if (!(image instanceof Map)) throw JsonChecks.DECLINE;  // a document as text (MongoDB): the codec's
+            if (((Map<String, Object>) image).isEmpty()) {  // CloudCanal's {} for the image an op does not have
+                boolean none = imageRoles.get(i).equals("before") ? "SNAPSHOT".equals(op) || "INSERT".equals(op)
+                        : "DELETE".equals(op);
+                if (none) continue;
+                throw JsonChecks.DECLINE;
+            }
+            LinkedHashMap<String, String> cells = new LinkedHashMap<>();
+            for (Map.Entry<String, Object> e : ((Map<String, Object>) image).entrySet()) {
+                Object v = e.getValue();
+                ConnectSchema.Field field = fields.get(e.getKey());
+                unfielded |= field == null;
+                if (v == NULL) {
+                    cells.put(e.getKey(), null);
+                    continue;
+                }
+                String kind = field == null ? (v instanceof Num ? "num" : "str") : field.kind;
+                String text;
+                switch (kind) {
+                    case "num": text = v instanceof Num ? ((Num) v).text : null; break;
+                    case "str": text = v instanceof String ? (String) v : null; break;
+                    case "bool": text = v instanceof Boolean ? v.toString() : null; break;
+                    case "json": {
+                        if (!(v instanceof Map || v instanceof List)) throw JsonChecks.DECLINE;
+                        StringBuilder b = new StringBuilder();
+                        OrjsonText.json(b, v, NULL);
+                        text = b.toString();
+                        break;
+                    }
+                    case "decimal": text = ConnectSchema.decimal(v, field.scale); break;
+                    case "date": case "time3": case "time6": case "time9": case "ts3": case "ts6": case "ts9":
+                        text = ConnectSchema.units(v, kind);
+                        break;
+                    case "vsdecimal": text = ConnectSchema.variableDecimal(v); break;
+                    case "zts": text = ConnectSchema.zoned(v, false); break;
+                    case "ztime": text = ConnectSchema.zoned(v, true); break;
+                    case "epoch_zts": text = ConnectSchema.instant(v); break;
+                    case "bits": text = ConnectSchema.bits(v, field.length); break;
+                    default: text = null;  // conversions not taken here
+                }
+                if (text == null) throw JsonChecks.DECLINE;  // written otherwise than its field says: kept per cell
+                boolean number = kind.equals("num");
+                if (field == null && numbers.getOrDefault(e.getKey(), number) != number) {
+                    throw JsonChecks.DECLINE;  // a column without a field written both ways
+                }
+                if (number || field == null) numbers.merge(e.getKey(), number, Boolean::logicalOr);
+                cells.put(e.getKey(), text);
+            }
+            images.put(imageRoles.get(i), cells);
+        }
+        LinkedHashMap<String, Boolean> declared = new LinkedHashMap<>();
+        Map<String, String> types = new HashMap<>();
+        Map<String, Integer> jdbc = new HashMap<>();
+        for (Map.Entry<String, ConnectSchema.Field> e : fields.entrySet()) {
+            declared.put(e.getKey(), numbers.getOrDefault(e.getKey(), false));
+            types.put(e.getKey(), e.getValue().typeName);
+            jdbc.put(e.getKey(), e.getValue().jdbc);
+        }
+        if (unfielded) {
+            for (String role : new String[] {"after", "before"}) {
+                Map<String, String> cells = images.get(role);
+                if (cells != null) for (String name : cells.keySet()) declared.putIfAbsent(name, numbers.getOrDefault(name, false));
+            }
+        }
+        return columns(declared, types, jdbc);
+    }
+
+    /** The images of an own-envelope row: a DELETE's before (naming a row), an UPDATE's after (its before may be
+     *  missing: PostgreSQL's default replica identity), an insert's after; the key's names from the record key. */
+    private void connectRow(Row row, Map<String, LinkedHashMap<String, String>> images) throws java.io.IOException {
+        row.before = images.get("before");
+        row.after = images.get("after");
+        boolean delete = "DELETE".equals(row.op), update = "UPDATE".equals(row.op);
+        if (delete ? row.before == null || row.after != null : row.after == null || !update && row.before != null) {
+            throw JsonChecks.DECLINE;
+        }
+        if (delete && !row.before.values().stream().anyMatch(v -> v != null)) {
+            throw JsonChecks.DECLINE;  // a DELETE that names no row: the codec's error
+        }
+        if (!recordKeyNames || recordKey == null || recordKey.length == 0) return;
+        Object key;
+        JsonChecks.checkRaw(recordKey, 0, recordKey.length);
+        try (JsonParser p = FACTORY.createParser(recordKey)) {
+            key = read(p, p.nextToken());
+            if (p.nextToken() != null) throw JsonChecks.DECLINE;
+        }
+        if (key instanceof Map && ((Map<?, ?>) key).containsKey(envelopeKey)) {  // {"schema": .., "payload": {..}}
+            boolean wrapped = true;
+            for (Object k : ((Map<?, ?>) key).keySet()) wrapped &= k.equals(envelopeKey) || k.equals(envelopeSchema);
+            if (wrapped) key = ((Map<?, ?>) key).get(envelopeKey);
+        }
+        if (!(key instanceof Map)) throw JsonChecks.DECLINE;  // a key of another kind names no columns
+        for (Object name : ((Map<?, ?>) key).keySet()) row.key.add((String) name);
+        // the key's columns must be in the image the change is keyed by (else the codec names the problem, or
+        // reads them from the record key)
+        Map<String, String> keyed = delete || row.before != null ? row.before : row.after;
+        for (String name : row.key) if (keyed.get(name) == null) throw JsonChecks.DECLINE;
+    }
+
+    /** The sequence of a connector's position (positions): none for a connector without a rule; a value a rule
+     *  does not read as the codec does declines. */
+    @SuppressWarnings("unchecked")
+    private BigDecimal[] position(Map<String, Object> msg) throws java.io.IOException {
+        Object source = at(msg, positionsAt);
+        if (!(source instanceof Map)) throw JsonChecks.DECLINE;
+        Map<String, Object> src = (Map<String, Object>) source;
+        Object c = src.getOrDefault(connectorKey, NULL);
+        String connector = "";
+        if (c instanceof String) {
+            for (int i = 0; i < ((String) c).length(); i++) if (((String) c).charAt(i) > 0x7e) throw JsonChecks.DECLINE;
+            connector = ((String) c).toLowerCase(java.util.Locale.ROOT);
+        } else if (c != NULL) {
+            throw JsonChecks.DECLINE;
+        }
+        Object[] rule = null;
+        for (Object[] r : positionRules) {
+            boolean matches = false;
+            if (!connector.isEmpty()) {
+                matches = ((Set<String>) r[1]).contains(connector);
+            } else {
+                for (Set<String> keys : (List<Set<String>>) r[2]) matches |= src.keySet().containsAll(keys);
+            }
+            if (matches) {
+                rule = r;
+                break;
+            }
+        }
+        if (rule == null) return NO_SEQUENCE;  // a connector whose position is not read: ordered by the archive
+        String[] keys = (String[]) rule[3];
+        BigDecimal[] parts;
+        switch ((String) rule[0]) {
+            case "binlog": parts = binlogPosition(src, keys); break;
+            case "lsn": parts = lsnPosition(src, keys); break;
+            case "hex_lsns": parts = hexLsnPosition(src, keys); break;
+            case "scn": parts = scnPosition(src, keys); break;
+            default: throw JsonChecks.DECLINE;  // a position left to the codec
+        }
+        Object then = src.get(thenKey);
+        if (parts.length == 0 || !(then instanceof Num && integerText(((Num) then).text, 36))) return parts;
+        BigDecimal[] out = java.util.Arrays.copyOf(parts, parts.length + 1);
+        out[parts.length] = new BigDecimal(((Num) then).text);
+        return out;
+    }
+
+    private static Object value(Map<String, Object> src, String key) {
+        Object v = src.get(key);
+        return v == null ? NULL : v;  // absent is null, as the codec reads it
+    }
+
+    /** A binlog's (keys: file, pos, row): the file name's trailing number ("" or none: 0, a snapshot's), the
+     *  offset (absent: 0), the row (none: 0); none where neither file nor offset is given. */
+    private static BigDecimal[] binlogPosition(Map<String, Object> src, String[] keys) {
+        Object file = value(src, keys[0]), pos = value(src, keys[1]), row = value(src, keys[2]);
+        if (file == NULL && pos == NULL) return NO_SEQUENCE;
+        BigDecimal number = BigDecimal.ZERO;
+        if (file instanceof String && !((String) file).isEmpty()) {
+            String f = (String) file;
+            int end = f.length(), start = end;
+            for (int i = 0; i < end; i++) if (f.charAt(i) > 0x7e) throw JsonChecks.DECLINE;  // \d, \s beyond ASCII
+            while (start > 0 && f.charAt(start - 1) >= '0' && f.charAt(start - 1) <= '9') start--;
+            if (start == end || end - start > 36) throw JsonChecks.DECLINE;  // no number at its end: the codec's error
+            number = new BigDecimal(f.substring(start, end));
+        } else if (file != NULL && !"".equals(file)) {
+            throw JsonChecks.DECLINE;
+        }
+        if (pos == NULL && src.containsKey(keys[1])) throw JsonChecks.DECLINE;  // a null offset: the codec's error
+        return new BigDecimal[] {number, pos == NULL ? BigDecimal.ZERO : positionNumber(pos),
+                row == NULL ? BigDecimal.ZERO : positionNumber(row)};
+    }
+
+    /** A log sequence number's (keys: sequence, lsn): the pair [last commit, lsn] a sequence text holds (a null
+     *  first is 0, a null second the lsn), else the lsn alone; none without either. */
+    private BigDecimal[] lsnPosition(Map<String, Object> src, String[] keys) throws java.io.IOException {
+        Object sequence = value(src, keys[0]), lsn = value(src, keys[1]);
+        if (sequence instanceof Num) throw JsonChecks.DECLINE;  // a number where the pair's text belongs
+        if (sequence instanceof String && !((String) sequence).isEmpty()) {
+            Object pair;
+            try (JsonParser p = FACTORY.createParser((String) sequence)) {
+                pair = read(p, p.nextToken());
+                if (p.nextToken() != null) throw JsonChecks.DECLINE;
+            }
+            if (!(pair instanceof List) || ((List<?>) pair).size() != 2) throw JsonChecks.DECLINE;
+            Object last = ((List<?>) pair).get(0), next = ((List<?>) pair).get(1);
+            return new BigDecimal[] {last == NULL ? BigDecimal.ZERO : lsn(last), lsn(next == NULL ? lsn : next)};
+        }
+        return lsn == NULL ? NO_SEQUENCE : new BigDecimal[] {lsn(lsn)};
+    }
+
+    /** An LSN: the number, or its "X/Y" text (hex halves). */
+    private static BigDecimal lsn(Object v) {
+        String text = v instanceof Num ? ((Num) v).text : v instanceof String ? (String) v : null;
+        int slash = text == null ? -1 : text.indexOf('/');
+        if (slash < 0) return positionNumber(v);
+        String hi = text.substring(0, slash), lo = text.substring(slash + 1);
+        if (!hex(hi) || !hex(lo) || hi.length() > 16 || lo.length() > 16) throw JsonChecks.DECLINE;
+        return new BigDecimal(new java.math.BigInteger(hi, 16).shiftLeft(32).add(new java.math.BigInteger(lo, 16)));
+    }
+
+    private static boolean hex(String s) {
+        if (s.isEmpty()) return false;
+        for (int i = 0; i < s.length(); i++) if (Character.digit(s.charAt(i), 16) < 0 || s.charAt(i) > 'f') return false;
+        return true;
+    }
+
+    /** Hex LSNs' (keys: commit_lsn, change_lsn, event_serial_no): each LSN's hex groups as one number ("", "NULL"
+     *  or none: 0), then the serial number where there is one; none where all are 0. */
+    private static BigDecimal[] hexLsnPosition(Map<String, Object> src, String[] keys) {
+        List<BigDecimal> out = new ArrayList<>(3);
+        for (int i = 0; i < 2; i++) {
+            Object v = value(src, keys[i]);
+            String text = v instanceof Num ? ((Num) v).text : v instanceof String ? (String) v : null;
+            if (v == NULL || "".equals(text) || "NULL".equals(text)) {
+                out.add(BigDecimal.ZERO);
+                continue;
+            }
+            if (text == null || text.length() > 96) throw JsonChecks.DECLINE;
+            for (String group : text.split(":", -1)) if (!hex(group)) throw JsonChecks.DECLINE;
+            java.math.BigInteger lsn = new java.math.BigInteger(text.replace(":", ""), 16);
+            if (lsn.bitLength() > 120) throw JsonChecks.DECLINE;  // beyond decimal(38,0): the codec names it
+            out.add(new BigDecimal(lsn));
+        }
+        Object serial = value(src, keys[2]);
+        if (serial != NULL) out.add(positionNumber(serial));
+        for (BigDecimal part : out) if (part.signum() != 0) return out.toArray(new BigDecimal[0]);
+        return NO_SEQUENCE;
+    }
+
+    /** A system change number's (keys: scn, commit_scn): the commit's ("" or none: the change's), then the
+     *  change's; none without a change's. */
+    private static BigDecimal[] scnPosition(Map<String, Object> src, String[] keys) {
+        Object scn = value(src, keys[0]), commit = value(src, keys[1]);
+        if (scn == NULL) return NO_SEQUENCE;
+        BigDecimal change = positionNumber(scn);
+        return new BigDecimal[] {commit == NULL || "".equals(commit) ? change : positionNumber(commit), change};
+    }
+
+    /** A position's integer, written as a number or as a string of digits. */
+    private static BigDecimal positionNumber(Object v) {
+        String text = v instanceof Num ? ((Num) v).text : v instanceof String ? (String) v : null;
+        if (text == null || !integerText(text, 36)) throw JsonChecks.DECLINE;
+        return new BigDecimal(text);
     }
 
     /** A message of lists of rows (images "rows" and "row_befores", an UPDATE's befores one per row, or
@@ -783,8 +1227,8 @@ public final class DeclaredJson implements PlainDecoder {
     /** An object of column -> value at a role's key (type_names, type_codes); empty where absent or null. */
     @SuppressWarnings("unchecked")
     private Map<String, Object> typeObject(Map<String, Object> msg, String role) {
-        String[] path = reads.get(role);
-        Object v = path == null ? MISSING : at(msg, path);
+        String[][] paths = reads.get(role);
+        Object v = paths == null ? MISSING : at(msg, paths[0]);
         if (v == MISSING || v == NULL) return Map.of();
         if (!(v instanceof Map)) throw JsonChecks.DECLINE;
         return (Map<String, Object>) v;
@@ -906,7 +1350,7 @@ public final class DeclaredJson implements PlainDecoder {
     @SuppressWarnings("unchecked")
     private List<Object[]> specColumns(Map<String, Object> msg, Row row, LinkedHashMap<String, Boolean> numbers,
                                        Map<String, LinkedHashMap<String, String>> images) {
-        Object specs = at(msg, reads.get("column_specs"));
+        Object specs = at(msg, reads.get("column_specs")[0]);
         LinkedHashMap<String, Boolean> ordered = new LinkedHashMap<>();
         Map<String, String> types = new HashMap<>();
         if (specs != MISSING && specs != NULL) {
@@ -1000,8 +1444,9 @@ public final class DeclaredJson implements PlainDecoder {
     /** The primary key: a list of names, or one text of names joined by the separator. */
     @SuppressWarnings("unchecked")
     private void readKey(Map<String, Object> msg, Row row) {
-        String[] path = reads.get("primary_key");
-        if (path == null) return;
+        String[][] paths = reads.get("primary_key");
+        if (paths == null) return;
+        String[] path = paths[0];
         Object v = at(msg, path);
         if (v == MISSING || v == NULL) return;
         if (keySeparator != null) {
@@ -1266,6 +1711,13 @@ public final class DeclaredJson implements PlainDecoder {
             }
             case "qualified_table": return qualified(row);
             case "schema": return row.schema == null ? NULL : row.schema;
+            case "schema_if_any": return row.schema == null ? MISSING : row.schema;
+            case "transaction_object": {  // {"id": the transaction}, where there is one
+                if (row.txn == null) return MISSING;
+                Map<String, Object> t = new LinkedHashMap<>();
+                t.put("id", row.txn);
+                return t;
+            }
             case "transaction_text": return row.txn == null ? MISSING : row.txn;
             case "transaction_number": return row.txn == null || !digits(row.txn) ? MISSING
                     : new Num(new java.math.BigInteger(row.txn).toString());
@@ -1339,6 +1791,8 @@ public final class DeclaredJson implements PlainDecoder {
         String imageRole = imageRoleAt.get(key);
         if (imageRole != null && (imageRole.equals("rows") || imageRole.equals("row_befores"))) {
             if (row.listsHidden || msg.get(key) instanceof List && !((List<?>) msg.get(key)).isEmpty()) return;
+        } else if (imageRole != null && connect != null) {  // compared where the event has no such image
+            if (("before".equals(imageRole) ? row.before : row.after) != null) return;
         } else if (imageRole != null && !(unwrittenImages && !imageWritten(key, row.op))) {
             return;
         }

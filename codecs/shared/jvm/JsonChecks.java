@@ -65,8 +65,13 @@ public final class JsonChecks {
      *  readers always take: a message of more than MAX_DEPTH brackets they write again with orjson, which writes
      *  at most MAX_DEPTH - 1 levels (the brackets not yet closed). */
     public static JsonFactory factory() {
+        return factory(0);
+    }
+
+    /** The same for a value read apart from the {@code outer} levels a message holds it in. */
+    public static JsonFactory factory(int outer) {
         return JsonFactory.builder().streamReadConstraints(
-                StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH - 1).build()).build();
+                StreamReadConstraints.builder().maxNestingDepth(MAX_DEPTH - 1 - outer).build()).build();
     }
 
     /** A number token's literal as written; a bare -0 declines (orjson reads it as 0). */

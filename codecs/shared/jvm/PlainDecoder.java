@@ -30,4 +30,9 @@ public interface PlainDecoder {
     default List<Object[]> rows(byte[] buf, int off, int len, Long recordMillis) {
         return rows(buf, off, len);
     }
+
+    /** The same, with the record's key ({@code key}, null: none), which a format may name the primary key by. */
+    default List<Object[]> rows(byte[] buf, int off, int len, Long recordMillis, byte[] key) {
+        return rows(buf, off, len, recordMillis);
+    }
 }

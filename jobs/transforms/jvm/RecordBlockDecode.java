@@ -109,7 +109,8 @@ public final class RecordBlockDecode {
                     headerLists.add(r.get(headers));
                     byte[] message = r.isNullAt(value) ? null : (byte[]) r.get(value);
                     Long millis = stamps.get(number);
-                    List<Object[]> decoded = message == null ? null : decoder.rows(message, 0, message.length, millis);
+                    List<Object[]> decoded = message == null ? null : decoder.rows(message, 0, message.length, millis,
+                            keys.get(number));
                     if (message == null) {
                         tombstones.add(number);
                         rows.declined(number, NONE);
