@@ -184,10 +184,10 @@ class DebeziumJsonCodec(Codec):
               "letter (set REPLICA IDENTITY FULL at the source).",
     )
 
-    # The declared JVM decode takes a row change of a table's columns whose cells are written as their Connect
-    # fields say (exact Decimal and epoch dates, times and time stamps; the other conversions are the codec's), in
-    # any envelope, positioned as its connector writes positions (a MongoDB document is the codec's); the primary key
-    # is named by the Kafka record's key.
+    # The declared JVM decode takes a row change whose cells are written as their Connect fields say, in the one
+    # spelling each conversion writes back (geometries, and cells kept as written, are the codec's), in any envelope,
+    # positioned as its connector writes positions (a MongoDB document is the codec's), its primary key named by the
+    # Kafka record's key.
     jvm_declaration = DeclaredRows(
         op=("op", {code: op.value for code, op in OPS.items() if op.is_data}),
         images=(("before", "before"), ("after", "after")),

@@ -117,11 +117,12 @@ class DeclaredRows:
       DELETE's rows are in ``delete_main`` ("row_befores" or "rows") or the other list, which ``delete_in_vendor``
       then names in the vendor data; with ``delete_hides_other`` the other list then goes uncompared (DRS).
     - ``op_in_vendor``: the vendor key that keeps the op as the message writes it (Canal's type: INIT, INSERT).
-    - ``reads``: role -> (key path, kind: ``READ_KINDS``; "a|b": the first path the message has, not null) for database, schema (a schema level other than the
-      database declines, unless ``schema_level``), table, tenant (the type that says the database names a tenant,
-      one of ``tenant_types``), primary_key (a list, or one text joined by ``key_separator``), seconds, millis (epoch),
-      stamp (a UTC "YYYY-MM-DD HH:MM:SS.f" event time), stamp_seconds ("YYYY-MM-DDTHH:MM:SS"), sequence (and
-      sequence_next, its second component; ``sequence_none`` is the text that says there is none),
+    - ``reads``: role -> (key path, kind: ``READ_KINDS``; "a|b": the first path the message has, not null) for
+      database, schema (a schema level other than the database declines, unless ``schema_level``), table, tenant
+      (the type that says the database names a tenant, one of ``tenant_types``), primary_key (a list, or one text
+      joined by ``key_separator``), seconds, millis (epoch), stamp (a UTC "YYYY-MM-DD HH:MM:SS.f" event time),
+      stamp_seconds ("YYYY-MM-DDTHH:MM:SS"), sequence (and sequence_next, its second component; ``sequence_none`` is
+      the text that says there is none),
       transaction_id, type_names and type_codes (objects of column -> type name / java.sql.Types number: the
       declared columns, before the rows' others), column_specs (a list of {"name", "type"}).
     - ``image_types``: column types inside each image (``ImageTypes``).
@@ -154,7 +155,8 @@ class DeclaredRows:
       presence declines.
     - ``envelope``: the row message inside an envelope (``Envelope``), ``connect_schema``: whose schema declares
       the columns (``ConnectSchema``); ``positions``: the sequence of a connector's position (``Positions``);
-      ``record_key_names``: the primary key is the Kafka record key's names (a record with a key declines);
+      ``record_key_names``: the primary key is the names of the Kafka record's key (an object, bare or in the
+      envelope; another key, or one naming a column the keyed image lacks, declines);
       ``needs_under``: the codec's required fields are paths under this key (the envelope's), read inside it.
 
     What the encoder writes, for the vendor fixes (``json_fix.derive_fix``):

@@ -189,7 +189,8 @@ CONNECT_CELLS = [
         "0000-01-01T00:00:00Z", "2020-02-30T00:00:00Z", "2262-04-11T23:47:16.854775807Z",
         "2262-04-11T23:47:16.854775808Z", "9999-12-31T23:59:59Z", "99999-01-01T00:00:00Z",
         "\u06602020-11-24T16:01:02Z", 5])
-      for params in ({"__debezium.source.column.type": "timestamp"}, {"__debezium.source.column.type": "TIMESTAMP(3)"},
+      for params in ({"__debezium.source.column.type": "timestamp"},
+                     {"__debezium.source.column.type": "TIMESTAMP(3)"},
                      {"__debezium.source.column.type": "timestamptz"}, {})],
     ({"type": "string", "name": "io.debezium.time.ZonedTime"},
      ["16:01:02Z", "16:01:02.5+08:00", "16:01:02+00:00", "25:61:61Z", "16:01Z", "16:01:02.1234567890Z", 5]),
@@ -256,7 +257,8 @@ SOURCES = [
     # system change numbers (Oracle, or nameless with scn)
     *[{"connector": c, **extra} for c in ("oracle", None) for extra in (
         {"scn": "2122184", "commit_scn": "2122185"}, {"scn": "2122184", "commit_scn": ""}, {"scn": "2122184"},
-        {"scn": None, "commit_scn": "1"}, {"scn": 5, "commit_scn": None}, {"scn": "x"}, {"scn": "1", "commit_scn": True})],
+        {"scn": None, "commit_scn": "1"}, {"scn": 5, "commit_scn": None}, {"scn": "x"},
+        {"scn": "1", "commit_scn": True})],
     {"connector": "mongodb", "ord": 1}, {"ord": 1}, {"connector": "vitess", "pos": 5}, {"connector": True},
     {"connector": 5}, {"connector": ""}, {"connector": "\u00e9"},
 ]
@@ -266,7 +268,8 @@ def position_variants() -> list[bytes]:
     """A change with each of SOURCES (names, time and a transaction added), its time written otherwise too."""
     out = []
     for extra in SOURCES:
-        source = {"db": "shop", "table": "t", "ts_ms": 1606233662000, **{k: v for k, v in extra.items() if v is not None}}
+        source = {"db": "shop", "table": "t", "ts_ms": 1606233662000,
+                  **{k: v for k, v in extra.items() if v is not None}}
         out.append(connect_message({"type": "string"}, "x", source=source))
         out.append(connect_message({"type": "string"}, "x", source={**source, "ts_ms": "1606233662000"}))
     for source in ({"db": "shop", "table": "t", "gtid": "abc:1"}, {"db": "shop", "table": "t", "txId": 557},
@@ -443,7 +446,8 @@ def test_the_record_key_names_the_primary_key_of_a_debezium_change(spark):
     decoder = spark._jvm.cdcreplay.codecs.DeclaredJson(jvm_declaration_text(codec))
     wrapped = b'{"schema":{"type":"struct","fields":[{"type":"int32","field":"id"}]},"payload":{"id":1}}'
     names = {b'{"id":1}': ["id"], wrapped: ["id"], b'{"c":"x","id":1}': ["c", "id"], b"{}": [], b"": [], None: []}
-    others = [b'{"other":1}', b"5", b'"k"', b"not json", b'{"id":1,"id":2}', b'{"schema":{},"payload":{"id":1},"x":1}']
+    others = [b'{"other":1}', b"5", b'"k"', b"not json", b'{"id":1,"id":2}',
+              b'{"schema":{},"payload":{"id":1},"x":1}']
     for raw in (connect_message({"type": "string"}, "x"), connect_message({"type": "string"}, "x", op="d"),
                 connect_message({"type": "string"}, "x", op="u", envelope="bare", before={"id": 1, "c": "w"})):
         for key in [*names, *others]:
@@ -538,7 +542,8 @@ def test_a_payload_after_a_known_schema_is_read_as_the_whole_message_is(spark):
     seed = day_messages("debezium-json")[0]
     assert seed.startswith(b'{"schema":') and b',"op":' in seed
     inside = [seed.replace(b',"op":', b',"x":' + value + b',"op":', 1) for value in NESTED + NUMBERS]
-    inside += [seed.replace(b',"op":', b',"x":"' + b"x" * pad + char + b'","op":', 1) for pad in range(8) for char in UTF8]
+    inside += [seed.replace(b',"op":', b',"x":"' + b"x" * pad + char + b'","op":', 1)
+               for pad in range(8) for char in UTF8]
     around = [seed + b" ", seed + b"\t", seed[:-1] + b' }', seed[:-1] + b',"x":1}', seed[:-1] + b',"payload":{}}',
               seed[:-1] + b"}}", seed[:-1]]
     raws = [seed, *inside, *around]
