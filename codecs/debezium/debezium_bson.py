@@ -34,6 +34,7 @@ import base64
 import binascii
 import functools
 import re
+from dataclasses import replace
 from decimal import Decimal
 from typing import Any, Optional, Sequence
 
@@ -46,6 +47,7 @@ from ..shared.bson_values import (
     INT32_RANGE, INT64, MONGO_ONLY, NULL, OBJECT, OBJECT_ID, REGEX, STRING, WORDS, Typed, bin_subtype, bin_type,
     epoch_to_ms, foreign_type, is_bin_type, is_decimal, iso_to_epoch, ms_to_epoch)
 from ..shared.columns import column, shared_columns
+from ..shared.declared_rows import Documents, PositionRule
 from ..shared.json_fix import apply_fix, literal, unliteral
 from .debezium_json import DebeziumJsonCodec, payload_fix_paths, payload_transaction_id
 
@@ -250,6 +252,25 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
               "as numbers, decimals as $numberDecimal, binary as $binary, every other family as a string "
               "(declared untyped); their key travels in the record key as the _id document. No DDL/truncate.",
     )
+
+    # The declared JVM decode takes an insert, a delete and an update without an after document (its changes in
+    # updateDescription, no field removed, no array truncated) whose documents are written back as they are, bare
+    # or in a payload envelope (a Connect schema's, a replaced document and removed fields are the codec's).
+    jvm_declaration = replace(
+        DebeziumJsonCodec.jvm_declaration, op=("op", {code: op.value for code, op in DATA_OPS.items()}),
+        reads={"database": ("source.db", "text"), "table": ("source.collection", "text"),
+               "millis": ("source.ts_ms|ts_ms", "integer"),
+               "transaction_id": ("transaction.id|source.gtid|source.txId", "scalar")},
+        writes={"before": "before_document", "after": "after_document", "updateDescription": "update_description",
+                "source.connector": '="mongodb"', "source.db": "database", "source.collection": "table",
+                "source.ts_ms": "millis_number_or_null", "source.ord": "sequence_second_of_three", "op": "op",
+                "ts_ms": "millis_number_or_null", "transaction": "transaction_object"},
+        schema_level=False, compare_unwritten_images=False, connect_schema=None, record_key_names=False,
+        positions=replace(DebeziumJsonCodec.jvm_declaration.positions, rules=(
+            *DebeziumJsonCodec.jvm_declaration.positions.rules[:-1],
+            PositionRule("oplog", ("mongodb",), (("ord",),), ("ts_ms", "ord")))),
+        documents=Documents("documents", "updateDescription", "updatedFields", "removedFields", "truncatedArrays",
+                            ID, "id"))
 
     # ---------------------------------------------------------------------------------------------- decode
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import functools
 import re
 from datetime import date
-from decimal import Decimal, InvalidOperation
+from decimal import Decimal, InvalidOperation, localcontext
 from typing import NamedTuple, Optional
 
 from ..event import Column
@@ -103,8 +103,10 @@ def iso_to_epoch(text: str) -> Optional[str]:
         hh, mm = int(zone[1:3]), int(zone[-2:])
         offset = (hh * 3600 + mm * 60) * (-1 if zone[0] == "-" else 1)
     frac = m.group(7) or ""
-    seconds = Decimal(days * 86400 + h * 3600 + mi * 60 + s - offset) + Decimal("0." + (frac or "0"))
-    return format(seconds.quantize(Decimal(1).scaleb(-max(3, len(frac)))), "f")
+    with localcontext() as exact:  # room for every digit: the default 28 rounded (or refused) a long fraction
+        exact.prec = len(frac) + 32
+        seconds = Decimal(days * 86400 + h * 3600 + mi * 60 + s - offset) + Decimal("0." + (frac or "0"))
+        return format(seconds.quantize(Decimal(1).scaleb(-max(3, len(frac)))), "f")
 
 
 NUMBER = re.compile(r"-?(?:\d+(?:\.\d*)?|\.\d+)(?:[eE][+-]?\d+)?")

@@ -29,7 +29,8 @@ RENDERINGS = frozenset({"null", "op", "database", "table", "qualified_table", "s
                         "transaction_text", "transaction_number", "key_list", "key_list_or_empty", "key_text",
                         "key_values", "row_id", "type_names", "type_codes",
                         "database_or_empty", "key_list_or_null", "record_millis", "schema", "schema_if_any",
-                        "transaction_object"})
+                        "transaction_object", "sequence_second_of_three", "before_document", "after_document",
+                        "update_description"})
 
 
 @dataclass(frozen=True)
@@ -82,8 +83,8 @@ class ConnectSchema:
 class PositionRule:
     """How one kind of connector's position is read (the JVM's ``DeclaredJson.position``): ``how`` is "binlog"
     (keys: file, offset, row), "lsn" (a text of the pair [last commit, lsn], lsn), "hex_lsns" (commit, change and
-    serial number) or "scn" (change, commit), or another word, which declines; for the connectors named
-    ``connectors``, or a nameless one that has all the keys of one of ``nameless``."""
+    serial number), "scn" (change, commit) or "oplog" (time, increment), or another word, which declines; for the
+    connectors named ``connectors``, or a nameless one that has all the keys of one of ``nameless``."""
 
     how: str
     connectors: tuple[str, ...]
@@ -101,6 +102,26 @@ class Positions:
     connector: str
     then: str
     rules: tuple[PositionRule, ...]
+
+
+@dataclass(frozen=True)
+class Documents:
+    """The images ("before", "after") are MongoDB Extended JSON document strings (the JVM's ``ExtendedJson``): each
+    top-level field canonical text typed by its BSON type (``shared/bson_values``), the strings kept at
+    ``vendor[<vendor>]`` and written back as they are ("before_document", "after_document"). An UPDATE without an
+    after document describes its changes in the object at ``changes``: the updated fields as a document string at
+    ``updated`` (the after is the key and these), removed field names at ``removed``, truncated arrays at
+    ``truncated`` ("update_description" writes it back). The document key is the field ``id_field``; the Kafka
+    record key holds it as Extended JSON text at ``key_member`` (a relational row's key: a document of its key
+    columns)."""
+
+    vendor: str
+    changes: str
+    updated: str
+    removed: str
+    truncated: str
+    id_field: str
+    key_member: str
 
 
 @dataclass(frozen=True)
@@ -157,7 +178,8 @@ class DeclaredRows:
       the columns (``ConnectSchema``); ``positions``: the sequence of a connector's position (``Positions``);
       ``record_key_names``: the primary key is the names of the Kafka record's key (an object, bare or in the
       envelope; another key, or one naming a column the keyed image lacks, declines);
-      ``needs_under``: the codec's required fields are paths under this key (the envelope's), read inside it.
+      ``needs_under``: the codec's required fields are paths under this key (the envelope's), read inside it;
+      ``documents``: the images are MongoDB documents (``Documents``).
 
     What the encoder writes, for the vendor fixes (``json_fix.derive_fix``):
     - ``writes``: key path -> rendering (``RENDERINGS``, or "=" and a JSON constant), in the encoder's order;
@@ -206,6 +228,7 @@ class DeclaredRows:
     positions: Optional[Positions] = None
     record_key_names: bool = False
     needs_under: Optional[str] = None
+    documents: Optional[Documents] = None
 
     def __post_init__(self) -> None:
         assert all(kind in READ_KINDS for _, kind in self.reads.values()), self.reads

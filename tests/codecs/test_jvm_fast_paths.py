@@ -291,9 +291,96 @@ def connect_inputs() -> list[bytes]:
     return out
 
 
+# Extended JSON values of every kind ext_typed reads (debezium-bson), in the spellings it types and others it keeps as
+# written or cannot read: one document field each.
+OID = {"$oid": "5f1a2b3c4d5e6f7a8b9c0d1e"}
+EXTENDED_VALUES = [
+    None, True, False, 0, -1, 2147483647, 2147483648, -2147483649, 18446744073709551615, 1.5, 1e5, -0.0, float("inf"),
+    "s", "", "\u00e9\u4e2d\U0001f600", "a\"b\\c\n", [], [1, "a", OID, None], {}, {"a": 1, "b": {"$numberLong": "5"}},
+    OID, {"$oid": "5F1A2B3C4D5E6F7A8B9C0D1E"}, {"$oid": "5f1a"}, {"$oid": 5}, {"$oid": "5f1a2b3c4d5e6f7a8b9c0d1e", "x": 1},
+    {"$numberLong": "5"}, {"$numberLong": "-5"}, {"$numberLong": "5.0"}, {"$numberLong": 5}, {"$numberInt": "7"},
+    {"$numberLong": "\u0665"},
+    *[{"$numberDouble": t} for t in ("1.5", "NaN", "Infinity", "-Infinity", "1e400", "abc", "-")],
+    *[{"$numberDecimal": t} for t in ("1.50", "-0", "1E+3", "+1", ".5", "1.", "NaN", "Infinity", " 1", "1_000", "abc",
+                                     "\u0661")],
+    *[{"$date": t} for t in (0, -1, 1704063600123, 10**20, {"$numberLong": "1704063600123"}, {"$numberLong": 5},
+                            {"$numberLong": "x"}, "2023-05-17T09:18:31.439Z", "2023-05-17T09:18:31Z",
+                            "2023-05-17T09:18:31.1234567+05:30", "2023-05-17T09:18:31-0800", "1969-12-31T23:59:59.5Z",
+                            "0000-01-01T00:00:00Z", "0001-01-01T00:00:00Z", "2023-02-30T00:00:00Z",
+                            "2023-05-17T24:00:00Z", "2023-05-17T09:18:31.12345678901234567890123Z",
+                            "2023-05-17 09:18:31Z", "\u06602023-05-17T09:18:31Z", "bad", 1.5, "17")],
+    {"$binary": "AAEC", "$type": "00"}, {"$binary": "AAEC", "$type": "80"}, {"$binary": "AAEC", "$type": "5"},
+    {"$binary": "AAEC", "$type": "g"}, {"$binary": "A", "$type": "00"}, {"$binary": "", "$type": "00"},
+    {"$type": "00", "$binary": "AAEC"}, {"$binary": {"base64": "AAEC", "subType": "04"}},
+    {"$binary": {"base64": "AAEC"}}, {"$binary": "AAEC"},
+    {"$timestamp": {"t": 1, "i": 2}}, {"$timestamp": {"t": "1", "i": 2}}, {"$timestamp": {"t": 1}},
+    {"$regularExpression": {"pattern": "a.*", "options": "i"}}, {"$regularExpression": {"pattern": "a", "options": "I"}},
+    {"$regex": "a", "$options": "i"}, {"$options": "i", "$regex": "a"}, {"$regex": "a"},
+    {"$minKey": 1}, {"$maxKey": 1}, {"$undefined": True}, {"$symbol": "x"}, {"$code": "f()", "$scope": {}},
+]
+
+
+def document_message(doc: dict | None, op: str = "c", before: dict | None = None, description: dict | None = None,
+                     spaced: bool = False, envelope: str = "bare", source: dict | None = None) -> bytes:
+    """A Debezium MongoDB change whose documents are the Extended JSON text of ``doc`` and ``before`` (compact as
+    our encoder writes them, or ``spaced`` as the connector's writer does)."""
+    text = (lambda d: None if d is None else json.dumps(d, separators=(", ", ": ") if spaced else (",", ":")))
+    payload = {"before": text(before), "after": text(doc), "updateDescription": description,
+               "source": source or {"version": "2.5.0.Final", "connector": "mongodb", "name": "m", "rs": "rs0",
+                                    "db": "shop", "collection": "c", "ts_ms": 1704063600000, "ord": 3},
+               "op": op, "ts_ms": 1704063600123}
+    return json.dumps({"payload": payload} if envelope == "payload" else payload).encode()
+
+
+def document_changes(value) -> list[bytes]:
+    """Changes of a document with one field of ``value``: inserted, deleted, updated (its update described)."""
+    doc, old = {"_id": OID, "v": value}, {"_id": OID, "v": 1}
+    described = {"removedFields": None, "updatedFields": json.dumps({"v": value}), "truncatedArrays": None}
+    return [document_message(doc), document_message(doc, spaced=True), document_message(None, "d", before=doc),
+            document_message(None, "u", before=old, description=described),
+            document_message(None, "u", before=doc, description=described, spaced=True)]
+
+
+def document_inputs() -> list[bytes]:
+    """debezium-bson's declared inputs, documents of every Extended JSON kind, updates described every way, and
+    the positions of every connector."""
+    out = declared_inputs("debezium-bson")
+    for value in EXTENDED_VALUES:
+        out += document_changes(value)
+    doc, old = {"_id": 7, "a": 1, "b": "x"}, {"_id": 7, "a": 2147483648, "b": "x"}
+    for described in ({"removedFields": None, "updatedFields": '{"a":2}', "truncatedArrays": None},
+                      {"removedFields": [], "updatedFields": '{"a":2}', "truncatedArrays": None},
+                      {"removedFields": ["b"], "updatedFields": '{"a":2}', "truncatedArrays": None},
+                      {"removedFields": None, "updatedFields": '{"a":2}', "truncatedArrays": [{"field": "c", "size": 1}]},
+                      {"removedFields": None, "updatedFields": None, "truncatedArrays": None},
+                      {"updatedFields": '{"a":2}'}, {"removedFields": None, "updatedFields": '{"_id":7,"a":2}',
+                                                     "truncatedArrays": None},
+                      {"removedFields": None, "updatedFields": '{"a":2,"_id":8}', "truncatedArrays": None},
+                      {"removedFields": None, "updatedFields": '{"a": 2}', "truncatedArrays": None},
+                      {"removedFields": None, "updatedFields": '{"a":2.5}', "truncatedArrays": None},
+                      {"removedFields": None, "updatedFields": '{"b":5}', "truncatedArrays": None},
+                      {"removedFields": None, "updatedFields": 5, "truncatedArrays": None}, "x", None):
+        for before in (doc, old, None):
+            out.append(document_message(None, "u", before=before, description=described))
+            out.append(document_message(None, "u", before=before, description=described, spaced=True))
+    out += [document_message(doc, "u", before=old), document_message(doc, "c", before=old),
+            document_message(doc, "d", before=old), document_message(None, "d"), document_message(doc, "x"),
+            document_message(doc, envelope="payload"), document_message({}), document_message(None, "c")]
+    for extra in SOURCES:
+        source = {"db": "shop", "collection": "c", "ts_ms": 1704063600000, **{k: v for k, v in extra.items()
+                                                                            if v is not None}}
+        out.append(document_message(doc, source=source))
+    for source in ({"connector": "mongodb", "db": "shop", "collection": "c", "ord": "3", "ts_ms": "5"},
+                   {"connector": "mongodb", "db": "", "collection": "c", "ts_ms": 5},
+                   {"connector": "mongodb", "collection": "", "ord": 1}, {"db": "shop", "collection": 5},
+                   {"connector": "mongodb", "db": "shop", "collection": "c", "ord": 1.5}):
+        out.append(document_message(doc, source=source))
+    return out
+
+
 DECLARED = [f for f in available_formats() if jvm_declared(get_codec(f))]
 INPUTS = {**{f: partial(declared_inputs, f) for f in DECLARED}, "canal-json": canal_inputs,
-          "debezium-json": connect_inputs}
+          "debezium-json": connect_inputs, "debezium-bson": document_inputs}
 # How much of what the Python side takes the JVM must take. The declared formats' inputs are mostly values of
 # every JSON kind (booleans, objects) in cells and metadata, DDL and control records, left to Python by design.
 TAKEN_SHARE = {"canal-json": 0.6, "maxwell-json": 0.4, **{f: 0.3 for f in DECLARED if f != "maxwell-json"}}
@@ -457,6 +544,56 @@ def test_the_record_key_names_the_primary_key_of_a_debezium_change(spark):
                 assert got is not None and list(got[0][7]) == names[key] == list(events[0].primary_key), key
             else:
                 assert got is None, key
+
+
+def java_rows(got) -> list[dict] | None:
+    """A declared decoder's rows (py4j: Object[] in ``PlainDecoder.FIELDS`` order) as ``python_rows`` gives them."""
+    if got is None:
+        return None
+    out = []
+    for r in got:
+        d = dict(zip(TWIN_FIELDS, list(r) + [None] * (len(TWIN_FIELDS) - len(r))))
+        d.update(before=None if d["before"] is None else list(d["before"].items()),
+                 after=None if d["after"] is None else list(d["after"].items()),
+                 columns=[dict(zip(("name", "type_name", "jdbc_type", "number"), c)) for c in d["columns"]],
+                 primary_key=list(d["primary_key"]), sequence=list(d["sequence"]))
+        out.append(d)
+    return out
+
+
+def test_the_record_key_gives_a_mongodb_change_its_document_key(spark):
+    """A Debezium MongoDB change's record key holds the document's _id as Extended JSON (a relational row's: its key
+    columns): the declared decode reads it as the codec does, for the primary key, a delete's or an update's
+    before and the key's types; a key it cannot read as the codec would is left to the codec."""
+    codec = get_codec("debezium-bson")
+    decoder = spark._jvm.cdcreplay.codecs.DeclaredJson(jvm_declaration_text(codec))
+    ids = [OID, "abc", 5, 2**40, {"order_id": 7, "line_no": 2}, {"a": {"$numberDecimal": "1.5"}}, {}, None, [1],
+           {"$date": 5}, {"$symbol": "x"}]
+    keys = [None, b"", *[json.dumps({"id": json.dumps(i)}).encode() for i in ids],
+            json.dumps({"schema": {"type": "struct"}, "payload": {"id": json.dumps(OID)}}).encode(),
+            b'{"id":5}', b'{"id":"abc"}', b'{"id":"[1,]"}', b'{"x":"1"}', b'{"id":null}', b"not json", b"5",
+            b'{"id":"1","id":"2"}']
+    described = {"removedFields": None, "updatedFields": '{"v":2}', "truncatedArrays": None}
+    messages = [document_message({"v": 1}), document_message({"_id": 9, "v": 1}), document_message(None, "d"),
+                document_message(None, "d", before={"order_id": 7, "v": 1}),
+                document_message(None, "u", description=described),
+                document_message(None, "u", before={"order_id": 7, "line_no": 2, "v": 1}, description=described)]
+    taken, decoded = 0, 0
+    for raw in messages:
+        for key in keys:
+            try:
+                events = codec.decode(raw, Position("t", 0, 1, key=key))
+                check_events(codec.name, events)
+                expected = [{f: r[f] for f in TWIN_FIELDS}
+                            for r in [dict(to_record(e), first_of_record=i == 0) for i, e in enumerate(events)]]
+                decoded += 1
+            except DecodeError:
+                expected = None
+            got = java_rows(decoder.rows(bytearray(raw), 0, len(raw), None, None if key is None else bytearray(key)))
+            if got is not None:
+                assert got == expected, (raw, key)
+                taken += 1
+    assert taken >= 0.6 * decoded, (taken, decoded)  # the rest: keys it cannot read as the codec does
 
 
 @pytest.mark.parametrize("fmt", ["drs-json", "drs-json-c"])

@@ -89,6 +89,15 @@ ODD_LINES = {
                       5: b'{"source":{"db":"shop","table":"t","ts_ms":5},"databaseName":"shop",'
                          b'"ddl":"ALTER TABLE t ADD c INT","tableChanges":[],"ts_ms":6}',
                       8: b'{"before":null,"after":{"id":1'},
+    # a document that replaces the row, a removed field, a transaction marker, a cut document
+    "debezium-bson": {3: b'{"before":"{\\"_id\\":7,\\"a\\":0}","after":"{\\"_id\\":7,\\"a\\":1}",'
+                         b'"updateDescription":null,"source":{"connector":"mongodb","db":"shop","collection":"t",'
+                         b'"ts_ms":5,"ord":1},"op":"u","ts_ms":6}',
+                      4: b'{"before":"{\\"_id\\":7,\\"a\\":1}","after":null,"updateDescription":{"removedFields":'
+                         b'["a"],"updatedFields":"{\\"b\\":2}","truncatedArrays":null},"source":{"connector":"mongodb",'
+                         b'"db":"shop","collection":"t","ts_ms":5,"ord":2},"op":"u","ts_ms":6}',
+                      5: b'{"status":"BEGIN","id":"571:53195832","event_count":null,"data_collections":null,"ts_ms":5}',
+                      8: b'{"before":null,"after":"{\\"_id\\":1'},
     "maxwell-json": {3: b'{"database":"shop","table":"t","type":"insert","ts":5,"data":{"a":{"b":1.50}},"commit":true}',
                      4: b'{"database":"shop","table":"t","type":"update","ts":5,"xid":7,"xoffset":0,"data":{"a":1.50}}',
                      5: b'{"database":"shop","table":"t","type":"table-create","ts":5000,'
@@ -321,7 +330,7 @@ def test_a_kafka_plan_decodes_in_the_jvm_from_as_many_records_as_a_file_from_byt
     assert jvm_decode.runs_records(spark, "maxwell-json", 1000) and not jvm_decode.runs_records(spark, "maxwell-json",
                                                                                                  999)
     assert not jvm_decode.runs_records(spark, "canal-json", 4999) and jvm_decode.runs_records(spark, "canal-json", 5000)
-    assert not jvm_decode.runs_records(spark, "debezium-bson", 10**9)
+    assert not jvm_decode.runs_records(spark, "drs-mongo", 10**9)
     monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "on")
     assert jvm_decode.runs_records(spark, "maxwell-json", 1)
     monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "off")
@@ -332,7 +341,7 @@ def test_a_kafka_plan_decodes_in_the_jvm_from_as_many_records_as_a_file_from_byt
 DUMP_ODD = {**ODD_LINES, "dts-avro": {8: b"\x02not a DTS record"}}
 
 
-@pytest.mark.parametrize("fmt", ["oms-default", "dts-avro", "debezium-json"])
+@pytest.mark.parametrize("fmt", ["oms-default", "dts-avro", "debezium-json", "debezium-bson"])
 def test_a_kafka_dump_decoded_in_the_jvm_replays_as_the_python_path_does(spark, tmp_path, monkeypatch, fmt):
     """A Kafka dump archive (`cdc-replay archive`'s lines: topic, partition, offset, timestamp, base64 key and value,
     headers) of a format with a JVM decode: its records are decoded there as a topic's are (RecordBlockDecode), with

@@ -60,6 +60,11 @@ public final class DeclaredJson implements PlainDecoder {
         List<Object[]> columns = List.of();
         boolean listsHidden;  // a DELETE's rows on the main side, the other list uncompared (delete_hides_other)
         String vendorOp;  // the op as the message writes it (op_in_vendor)
+        // documents: the document strings the images were read from (written back as they are), whether a
+        // change's before is its record key's, and an UPDATE's description of its changes as the encoder writes it
+        String beforeDocument, afterDocument;
+        boolean beforeFromKey;
+        Map<String, Object> description;
     }
 
     private final String[] opPath;
@@ -128,6 +133,11 @@ public final class DeclaredJson implements PlainDecoder {
     private final String connectorKey, thenKey;
     private final List<Object[]> positionRules = new ArrayList<>();  // {how, connectors, nameless key sets, keys}
     private final boolean recordKeyNames;  // the primary key is the record key's names: a record with one declines
+    // documents: the images are MongoDB Extended JSON document strings (ExtendedJson); an UPDATE without an after
+    // document has its changes in an object (docChanges: updated fields as a document string, removed field names,
+    // truncated arrays); the strings are kept at vendor[docVendor]; the document key is docId, which the record
+    // key's member keyMember holds as Extended JSON
+    private final String docVendor, docChanges, docUpdated, docRemoved, docTruncated, docId, keyMember;
 
     /** {@code declaration}: the JSON text {@code DeclaredRows.text()} writes. */
     @SuppressWarnings("unchecked")
@@ -259,6 +269,15 @@ public final class DeclaredJson implements PlainDecoder {
             }
         }
         recordKeyNames = d.get("record_key_names") == Boolean.TRUE;
+        Map<String, Object> docs = d.get("documents") instanceof Map ? (Map<String, Object>) d.get("documents")
+                : Map.of();
+        docVendor = (String) docs.get("vendor");
+        docChanges = (String) docs.get("changes");
+        docUpdated = (String) docs.get("updated");
+        docRemoved = (String) docs.get("removed");
+        docTruncated = (String) docs.get("truncated");
+        docId = (String) docs.get("id_field");
+        keyMember = (String) docs.get("key_member");
     }
 
     private static String[] split(Object path) {
@@ -476,7 +495,7 @@ public final class DeclaredJson implements PlainDecoder {
         Map<String, String> types = new HashMap<>();  // a column's type: the first image that types it says
         Map<String, Object> typeObjects = new HashMap<>();  // an image's key -> its types object (MISSING: none)
         if (connect != null) row.columns = connectImages(msg, schemaOf, images, row.op);
-        for (int i = 0; i < imageRoles.size() && connect == null; i++) {
+        for (int i = 0; i < imageRoles.size() && connect == null && docVendor == null; i++) {
             if (imageRoles.get(i).equals("update_before") && !"UPDATE".equals(row.op)) continue;  // not read
             Object image = at(msg, imagePaths.get(i));
             if (image == MISSING && imagePaths.get(i).length > 1) {  // {"data": ...} without its data: the codec's
@@ -505,7 +524,9 @@ public final class DeclaredJson implements PlainDecoder {
             vendor.append("\"tenant\":");
             OrjsonText.quote(vendor, row.tenant);
         }
-        if (connect != null) {
+        if (docVendor != null) {
+            documentRow(msg, row, vendor);
+        } else if (connect != null) {
             connectRow(row, images);
         } else {
             placeImages(row, images, vendor);
@@ -529,7 +550,8 @@ public final class DeclaredJson implements PlainDecoder {
         }
         fixes(msg, row, vendor);
         String tableName = qualified(row);
-        List<Object[]> declared = reads.containsKey("column_specs") || connect != null ? row.columns
+        List<Object[]> declared = reads.containsKey("column_specs") || connect != null || docVendor != null
+                ? row.columns
                 : columns(numbers, types, Map.of());
         Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, declared, row.key, row.ms,
                 row.sequence, 0, vendor.length() == 1 ? null : vendor.append('}').toString(), true, row.txn,
@@ -725,6 +747,219 @@ public final class DeclaredJson implements PlainDecoder {
         for (String name : row.key) if (keyed.get(name) == null) throw JsonChecks.DECLINE;
     }
 
+    // ------------------------------------------------------------------------------ MongoDB documents (documents)
+
+    /** A MongoDB change whose images are Extended JSON document strings (debezium_bson's _event): an insert's after,
+     *  a delete's before (else its record key's), an update's before (else the key) and, without an after document,
+     *  its after as the key and the updated fields. The columns are the fields' BSON types (a later document's over
+     *  an earlier one's, the record key's where no document types a field). Declines what the codec keeps as a fix or
+     *  a removed column, an update that replaces the row, and what it names as an error. */
+    @SuppressWarnings("unchecked")
+    private void documentRow(Map<String, Object> msg, Row row, StringBuilder vendor) throws java.io.IOException {
+        boolean inserted = "INSERT".equals(row.op) || "SNAPSHOT".equals(row.op), delete = "DELETE".equals(row.op);
+        Object before = at(msg, imagePaths.get(imageRoles.indexOf("before")));
+        Object after = at(msg, imagePaths.get(imageRoles.indexOf("after")));
+        boolean hasBefore = before != MISSING && before != NULL, hasAfter = after != MISSING && after != NULL;
+        if (inserted ? hasBefore || !hasAfter : hasAfter) throw JsonChecks.DECLINE;
+        LinkedHashMap<String, Object[]> columns = new LinkedHashMap<>();
+        LinkedHashMap<String, ExtendedJson.Typed> beforeFields = hasBefore ? fieldsOf(before) : null;
+        LinkedHashMap<String, String> beforeImage = hasBefore ? image(beforeFields, columns) : null;
+        LinkedHashMap<String, String> afterImage = hasAfter ? image(fieldsOf(after), columns) : null;
+        row.beforeDocument = hasBefore ? (String) before : null;
+        row.afterDocument = hasAfter ? (String) after : null;
+        LinkedHashMap<String, String> keyImage = new LinkedHashMap<>();
+        documentKey(keyImage, columns, row.key);
+        Map<String, String> keyed = afterImage != null && !afterImage.isEmpty() ? afterImage
+                : beforeImage != null && !beforeImage.isEmpty() ? beforeImage : Map.of();
+        if (keyed.containsKey(docId)) {
+            row.key.clear();
+            row.key.add(docId);
+        }
+        String updated = null;
+        if (delete && beforeImage == null) {
+            if (keyImage.isEmpty()) throw JsonChecks.DECLINE;  // the deleted document is unknown: the codec's error
+            beforeImage = new LinkedHashMap<>(keyImage);
+            row.beforeFromKey = true;
+        } else if ("UPDATE".equals(row.op)) {
+            LinkedHashMap<String, String> key = new LinkedHashMap<>();
+            for (Map.Entry<String, String> e : (beforeImage != null && !beforeImage.isEmpty() ? beforeImage
+                    : keyImage).entrySet()) {
+                if (row.key.contains(e.getKey())) key.put(e.getKey(), e.getValue());
+            }
+            if (key.isEmpty()) key = keyImage;
+            if (beforeImage == null) {
+                if (key.isEmpty()) throw JsonChecks.DECLINE;  // the updated document is unknown: the codec's error
+                beforeImage = new LinkedHashMap<>(key);
+                row.beforeFromKey = true;
+            }
+            Object changes = msg.get(docChanges);
+            if (!(changes instanceof Map)) throw JsonChecks.DECLINE;
+            Map<String, Object> description = (Map<String, Object>) changes;
+            Object fields = description.getOrDefault(docUpdated, NULL);
+            Object removed = description.getOrDefault(docRemoved, NULL);
+            Object truncated = description.getOrDefault(docTruncated, NULL);
+            // removed fields (removed_columns) and truncated arrays (vendor data) are the codec's; no updated
+            // fields would be written back as "{}"
+            if (fields == NULL || truncated != NULL || removed != NULL && !(removed instanceof List
+                    && ((List<Object>) removed).isEmpty())) {
+                throw JsonChecks.DECLINE;
+            }
+            LinkedHashMap<String, ExtendedJson.Typed> updatedFields = fieldsOf(fields);
+            afterImage = new LinkedHashMap<>(key);
+            afterImage.putAll(image(updatedFields, columns));
+            updated = (String) fields;
+            // what the encoder writes as the updated fields (the after's, but key fields the before has unchanged)
+            // must be the document's fields in its order, for the document to be written back as it is
+            List<String> written = new ArrayList<>(afterImage.size());
+            for (Map.Entry<String, String> e : afterImage.entrySet()) {
+                String name = e.getKey();
+                if (!(row.key.contains(name) && beforeImage.containsKey(name)
+                        && java.util.Objects.equals(beforeImage.get(name), e.getValue()))) {
+                    written.add(name);
+                }
+            }
+            if (!written.equals(new ArrayList<>(updatedFields.keySet()))) {
+                throw JsonChecks.DECLINE;
+            }
+            LinkedHashMap<String, Object> d = new LinkedHashMap<>();
+            d.put(docRemoved, NULL);
+            d.put(docUpdated, updated);
+            d.put(docTruncated, NULL);
+            row.description = d;
+            if (hasBefore && !beforeKeepsTypes(beforeFields, columns, row.beforeDocument)) throw JsonChecks.DECLINE;
+        }
+        row.before = inserted ? null : beforeImage;
+        row.after = delete ? null : afterImage;
+        row.columns = documentColumns(columns, row.before, row.after);
+        if (vendor.length() > 1) vendor.append(',');
+        if (row.beforeFromKey) vendor.append("\"before_from_key\":true,");
+        OrjsonText.quote(vendor, docVendor);
+        vendor.append(":{");
+        String[][] parts = {{"before", row.beforeDocument}, {"after", row.afterDocument}, {docUpdated, updated}};
+        boolean first = true;
+        for (String[] part : parts) {
+            if (part[1] == null) continue;
+            if (!first) vendor.append(',');
+            OrjsonText.quote(vendor, part[0]);
+            vendor.append(':');
+            OrjsonText.quote(vendor, part[1]);
+            first = false;
+        }
+        vendor.append('}');
+    }
+
+    // The BSON types the encoder writes as bare numbers (a number of another of them keeps its literal)
+    private static final Set<String> NUMBER_TYPES = Set.of("int32", "int64", "double");
+    // The types whose canonical text the encoder writes back in the spelling read (render_typed)
+    private static final Set<String> SAME_SPELLING = Set.of("null", "string", "bool", "int32", "int64", "double",
+            "decimal128", "objectId", "object", "array");
+
+    /** Whether an update's before document is written back as it is (debezium_bson._reads_as): each field keeps
+     *  the type its column ends with; or a bare number whose column is now another number type (which the encoder
+     *  writes as the same literal) in a document that the encoder's writing reproduces: compact, and each field in
+     *  the spelling its type writes. */
+    private static boolean beforeKeepsTypes(Map<String, ExtendedJson.Typed> fields, Map<String, Object[]> columns,
+                                            String document) throws java.io.IOException {
+        boolean retyped = false;  // a number column of another type: the encoder writes the document anew
+        for (Map.Entry<String, ExtendedJson.Typed> e : fields.entrySet()) {
+            ExtendedJson.Typed t = e.getValue();
+            Object[] c = columns.get(e.getKey());
+            if (t.text == null || c[1].equals(t.type) && c[3].equals(t.number)) continue;
+            if (!(t.number && c[3] == Boolean.TRUE && NUMBER_TYPES.contains(c[1]))) return false;
+            retyped = true;
+        }
+        if (!retyped) return true;
+        for (ExtendedJson.Typed t : fields.values()) if (!SAME_SPELLING.contains(t.type)) return false;
+        StringBuilder compact = new StringBuilder(document.length());
+        try (JsonParser p = FACTORY.createParser(document)) {
+            OrjsonText.json(compact, read(p, p.nextToken()), NULL);
+        }
+        return compact.toString().equals(document);
+    }
+
+    private static final JsonChecks.Numbers NUMBERS = (q, token) -> new Num(JsonChecks.number(q));
+
+    /** A document string's fields; declines another value (the codec's error). */
+    private static LinkedHashMap<String, ExtendedJson.Typed> fieldsOf(Object raw) throws java.io.IOException {
+        if (!(raw instanceof String)) throw JsonChecks.DECLINE;
+        return ExtendedJson.document((String) raw, FACTORY, NULL, NUMBERS);
+    }
+
+    /** A document's image (field -> canonical text), its typed fields' columns put into {@code columns}. */
+    private static LinkedHashMap<String, String> image(LinkedHashMap<String, ExtendedJson.Typed> fields,
+                                                       Map<String, Object[]> columns) {
+        LinkedHashMap<String, String> image = new LinkedHashMap<>();
+        for (Map.Entry<String, ExtendedJson.Typed> e : fields.entrySet()) {
+            if (e.getValue().text != null) columns.put(e.getKey(), e.getValue().column(e.getKey()));
+            image.put(e.getKey(), e.getValue().text);
+        }
+        return image;
+    }
+
+    /** The document key in the record key, {keyMember: "<_id as Extended JSON>"} (bare or in the envelope): the
+     *  key image, its columns (where no document types them) and the primary key (docId; a relational row's key
+     *  document: its fields). None where the record has no such key. */
+    private void documentKey(Map<String, String> image, Map<String, Object[]> columns, List<String> primary)
+            throws java.io.IOException {
+        if (recordKey == null || recordKey.length == 0) return;
+        Object key;
+        JsonChecks.checkRaw(recordKey, 0, recordKey.length);
+        try (JsonParser p = FACTORY.createParser(recordKey)) {
+            key = read(p, p.nextToken());
+            if (p.nextToken() != null) throw JsonChecks.DECLINE;
+        }
+        if (key instanceof Map && ((Map<?, ?>) key).containsKey(envelopeKey)) {  // {"schema": .., "payload": {..}}
+            boolean wrapped = true;
+            for (Object k : ((Map<?, ?>) key).keySet()) wrapped &= k.equals(envelopeKey) || k.equals(envelopeSchema);
+            if (wrapped) key = ((Map<?, ?>) key).get(envelopeKey);
+        }
+        Object id = key instanceof Map ? ((Map<?, ?>) key).get(keyMember) : null;
+        if (id instanceof Num) throw JsonChecks.DECLINE;  // a number the codec reads as a document's text
+        if (!(id instanceof String)) return;
+        Object value;
+        try (JsonParser p = FACTORY.createParser((String) id)) {
+            value = read(p, p.nextToken());
+            if (p.nextToken() != null) throw JsonChecks.DECLINE;
+        }
+        ExtendedJson.Typed typed = ExtendedJson.typed(value, NULL);
+        LinkedHashMap<String, ExtendedJson.Typed> fields = new LinkedHashMap<>();
+        if (typed.type.equals("object") && !((Map<?, ?>) value).isEmpty()) {  // a relational row's key
+            for (Map.Entry<?, ?> e : ((Map<?, ?>) value).entrySet()) {
+                fields.put((String) e.getKey(), ExtendedJson.typed(e.getValue(), NULL));
+            }
+        } else {
+            fields.put(docId, typed);
+        }
+        for (Map.Entry<String, ExtendedJson.Typed> e : fields.entrySet()) {
+            image.put(e.getKey(), e.getValue().text);
+            columns.putIfAbsent(e.getKey(), e.getValue().column(e.getKey()));
+            primary.add(e.getKey());
+        }
+    }
+
+    /** The images' columns (before's names, then after's others): the typed ones first, then the untyped. */
+    private List<Object[]> documentColumns(Map<String, Object[]> typed, Map<String, String> before,
+                                           Map<String, String> after) {
+        LinkedHashSet<String> names = new LinkedHashSet<>();
+        if (before != null) names.addAll(before.keySet());
+        if (after != null) names.addAll(after.keySet());
+        List<Object> key = new ArrayList<>(names.size() * 4);
+        List<Object[]> out = new ArrayList<>(names.size());
+        for (boolean pass : new boolean[] {true, false}) {
+            for (String name : names) {
+                Object[] c = typed.get(name);
+                if ((c != null) != pass) continue;
+                out.add(c != null ? c : new Object[] {name, null, null, false});
+                for (Object part : out.get(out.size() - 1)) key.add(part);
+            }
+        }
+        List<Object[]> shared = columnLists.get(key);
+        if (shared != null) return shared;
+        if (columnLists.size() > 256) columnLists.clear();
+        columnLists.put(key, out);
+        return out;
+    }
+
     /** The sequence of a connector's position (positions): none for a connector without a rule; a value a rule
      *  does not read as the codec does declines. */
     @SuppressWarnings("unchecked")
@@ -761,6 +996,7 @@ public final class DeclaredJson implements PlainDecoder {
             case "lsn": parts = lsnPosition(src, keys); break;
             case "hex_lsns": parts = hexLsnPosition(src, keys); break;
             case "scn": parts = scnPosition(src, keys); break;
+            case "oplog": parts = oplogPosition(src, keys); break;
             default: throw JsonChecks.DECLINE;  // a position left to the codec
         }
         Object then = src.get(thenKey);
@@ -860,6 +1096,13 @@ public final class DeclaredJson implements PlainDecoder {
         if (scn == NULL) return NO_SEQUENCE;
         BigDecimal change = positionNumber(scn);
         return new BigDecimal[] {commit == NULL || "".equals(commit) ? change : positionNumber(commit), change};
+    }
+
+    /** An oplog's (keys: ts_ms, ord): its time (none: 0) and the increment within it; none without an increment. */
+    private static BigDecimal[] oplogPosition(Map<String, Object> src, String[] keys) {
+        Object ts = value(src, keys[0]), ord = value(src, keys[1]);
+        if (ord == NULL) return NO_SEQUENCE;
+        return new BigDecimal[] {ts == NULL ? BigDecimal.ZERO : positionNumber(ts), positionNumber(ord)};
     }
 
     /** A position's integer, written as a number or as a string of digits. */
@@ -1698,6 +1941,15 @@ public final class DeclaredJson implements PlainDecoder {
                     ? row.sequence[0].toPlainString() : MISSING;
             case "sequence_second_number": return row.sequence.length == 2 ? new Num(row.sequence[1].toPlainString())
                     : MISSING;
+            case "sequence_second_of_three": return row.sequence.length == 3
+                    ? new Num(row.sequence[1].toPlainString()) : MISSING;
+            case "before_document":  // the document read, where the encoder writes a before
+                return "INSERT".equals(row.op) || "SNAPSHOT".equals(row.op) || row.beforeFromKey
+                        || row.beforeDocument == null ? NULL : row.beforeDocument;
+            case "after_document":
+                return ("INSERT".equals(row.op) || "SNAPSHOT".equals(row.op)) && row.afterDocument != null
+                        ? row.afterDocument : NULL;
+            case "update_description": return row.description == null ? NULL : row.description;
             case "row_id": {  // the qualified table, "-", the key's values (the before of an update)
                 boolean inserted = "INSERT".equals(row.op) || "SNAPSHOT".equals(row.op);
                 Map<String, String> image = inserted ? row.after : row.before;
@@ -1788,7 +2040,7 @@ public final class DeclaredJson implements PlainDecoder {
     /** The fixes of one top-level key (see fixes). */
     @SuppressWarnings("unchecked")
     private void fixAt(Map<String, Object> msg, String key, Row row, StringBuilder vendor, int start) {
-        String imageRole = imageRoleAt.get(key);
+        String imageRole = docVendor == null ? imageRoleAt.get(key) : null;  // documents: compared as written
         if (imageRole != null && (imageRole.equals("rows") || imageRole.equals("row_befores"))) {
             if (row.listsHidden || msg.get(key) instanceof List && !((List<?>) msg.get(key)).isEmpty()) return;
         } else if (imageRole != null && connect != null) {  // compared where the event has no such image
