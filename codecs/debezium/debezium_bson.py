@@ -253,9 +253,9 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
               "(declared untyped); their key travels in the record key as the _id document. No DDL/truncate.",
     )
 
-    # The declared JVM decode takes an insert, a delete and an update without an after document (its changes in
-    # updateDescription, no field removed, no array truncated) whose documents are written back as they are, bare
-    # or in a payload envelope (a Connect schema's, a replaced document and removed fields are the codec's).
+    # The declared JVM decode takes an insert, a delete and an update (its whole document, or its changes in
+    # updateDescription with no field removed and no array truncated) whose documents are written back as they
+    # are, bare or in a payload envelope (a Connect schema's envelope and removed fields are the codec's).
     jvm_declaration = replace(
         DebeziumJsonCodec.jvm_declaration, op=("op", {code: op.value for code, op in DATA_OPS.items()}),
         reads={"database": ("source.db", "text"), "table": ("source.collection", "text"),

@@ -3,6 +3,8 @@ re-encode of every fixture; here: images, types, keys, removed fields, positions
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from cdc_codecs import DecodeError, Event, Op, Position, get_codec
@@ -62,6 +64,16 @@ def test_every_extended_json_wrapper_reads_exactly():
     assert got["regex"] == ("regex", "/^pass$/i") and got["minKey"] == ("minKey", "MinKey")
     assert got["symbol"] == ("symbol", '{"$symbol":"symbol"}')
     assert e.after["null"] is None
+
+
+def test_a_date_keeps_every_fraction_digit_it_is_written_with():
+    """An ISO $date reads as exact epoch seconds whatever its fraction's length (a 23-digit one once raised
+    decimal.InvalidOperation out of decode: the default context's 28 digits)."""
+    doc = '{"_id":1,"t":{"$date":"2023-05-17T09:18:31.12345678901234567890123+01:00"}}'
+    raw = ('{"before":null,"after":%s,"source":{"connector":"mongodb","db":"d","collection":"c","ts_ms":5,"ord":1},'
+           '"op":"c","ts_ms":5}' % json.dumps(doc)).encode()
+    e = CODEC.decode(raw, Position("t", 0, 1))[0]
+    assert e.after["t"] == "1684311511.12345678901234567890123"
 
 
 @pytest.mark.parametrize("name, field", [("malformed-after-not-extended-json", "payload.after"),

@@ -576,7 +576,7 @@ def test_the_record_key_gives_a_mongodb_change_its_document_key(spark):
     described = {"removedFields": None, "updatedFields": '{"v":2}', "truncatedArrays": None}
     messages = [document_message({"v": 1}), document_message({"_id": 9, "v": 1}), document_message(None, "d"),
                 document_message(None, "d", before={"order_id": 7, "v": 1}),
-                document_message(None, "u", description=described),
+                document_message(None, "u", description=described), document_message({"_id": 9, "v": 2}, "u"),
                 document_message(None, "u", before={"order_id": 7, "line_no": 2, "v": 1}, description=described)]
     taken, decoded = 0, 0
     for raw in messages:

@@ -63,7 +63,7 @@ public final class DeclaredJson implements PlainDecoder {
         // documents: the document strings the images were read from (written back as they are), whether a
         // change's before is its record key's, and an UPDATE's description of its changes as the encoder writes it
         String beforeDocument, afterDocument;
-        boolean beforeFromKey;
+        boolean beforeFromKey, replaces;  // replaces: an UPDATE's after is the whole row (replaces_row)
         Map<String, Object> description;
     }
 
@@ -555,7 +555,7 @@ public final class DeclaredJson implements PlainDecoder {
                 : columns(numbers, types, Map.of());
         Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, declared, row.key, row.ms,
                 row.sequence, 0, vendor.length() == 1 ? null : vendor.append('}').toString(), true, row.txn,
-                row.schema};
+                row.schema, row.replaces};
         List<Object[]> rows = new ArrayList<>(1);
         rows.add(r);
         return rows;
@@ -750,17 +750,18 @@ public final class DeclaredJson implements PlainDecoder {
     // ------------------------------------------------------------------------------ MongoDB documents (documents)
 
     /** A MongoDB change whose images are Extended JSON document strings (debezium_bson's _event): an insert's after,
-     *  a delete's before (else its record key's), an update's before (else the key) and, without an after document,
-     *  its after as the key and the updated fields. The columns are the fields' BSON types (a later document's over
-     *  an earlier one's, the record key's where no document types a field). Declines what the codec keeps as a fix or
-     *  a removed column, an update that replaces the row, and what it names as an error. */
+     *  a delete's before (else its record key's), an update's before (else the key) and its after: the whole
+     *  document, which replaces the row, or the key and the updated fields. The columns are the fields' BSON types
+     *  (a later document's over an earlier one's, the record key's where no document types a field). Declines what
+     *  the codec keeps as a fix of a document or as removed columns, and what it names as an error. */
     @SuppressWarnings("unchecked")
     private void documentRow(Map<String, Object> msg, Row row, StringBuilder vendor) throws java.io.IOException {
         boolean inserted = "INSERT".equals(row.op) || "SNAPSHOT".equals(row.op), delete = "DELETE".equals(row.op);
         Object before = at(msg, imagePaths.get(imageRoles.indexOf("before")));
         Object after = at(msg, imagePaths.get(imageRoles.indexOf("after")));
         boolean hasBefore = before != MISSING && before != NULL, hasAfter = after != MISSING && after != NULL;
-        if (inserted ? hasBefore || !hasAfter : hasAfter) throw JsonChecks.DECLINE;
+        if (inserted ? hasBefore || !hasAfter : delete && hasAfter) throw JsonChecks.DECLINE;
+        row.replaces = "UPDATE".equals(row.op) && hasAfter;
         LinkedHashMap<String, Object[]> columns = new LinkedHashMap<>();
         LinkedHashMap<String, ExtendedJson.Typed> beforeFields = hasBefore ? fieldsOf(before) : null;
         LinkedHashMap<String, String> beforeImage = hasBefore ? image(beforeFields, columns) : null;
@@ -792,44 +793,11 @@ public final class DeclaredJson implements PlainDecoder {
                 beforeImage = new LinkedHashMap<>(key);
                 row.beforeFromKey = true;
             }
-            Object changes = msg.get(docChanges);
-            if (!(changes instanceof Map)) throw JsonChecks.DECLINE;
-            Map<String, Object> description = (Map<String, Object>) changes;
-            Object fields = description.getOrDefault(docUpdated, NULL);
-            Object removed = description.getOrDefault(docRemoved, NULL);
-            Object truncated = description.getOrDefault(docTruncated, NULL);
-            // removed fields (removed_columns) and truncated arrays (vendor data) are the codec's; no updated
-            // fields would be written back as "{}"
-            if (fields == NULL || truncated != NULL || removed != NULL && !(removed instanceof List
-                    && ((List<Object>) removed).isEmpty())) {
-                throw JsonChecks.DECLINE;
-            }
-            LinkedHashMap<String, ExtendedJson.Typed> updatedFields = fieldsOf(fields);
-            afterImage = new LinkedHashMap<>(key);
-            afterImage.putAll(image(updatedFields, columns));
-            updated = (String) fields;
-            // what the encoder writes as the updated fields (the after's, but key fields the before has unchanged)
-            // must be the document's fields in its order, for the document to be written back as it is
-            List<String> written = new ArrayList<>(afterImage.size());
-            for (Map.Entry<String, String> e : afterImage.entrySet()) {
-                String name = e.getKey();
-                if (!(row.key.contains(name) && beforeImage.containsKey(name)
-                        && java.util.Objects.equals(beforeImage.get(name), e.getValue()))) {
-                    written.add(name);
-                }
-            }
-            if (!written.equals(new ArrayList<>(updatedFields.keySet()))) {
-                throw JsonChecks.DECLINE;
-            }
-            LinkedHashMap<String, Object> d = new LinkedHashMap<>();
-            d.put(docRemoved, NULL);
-            d.put(docUpdated, updated);
-            d.put(docTruncated, NULL);
-            row.description = d;
+            if (!row.replaces) updated = describedAfter(msg, row, key, beforeImage, columns);
             if (hasBefore && !beforeKeepsTypes(beforeFields, columns, row.beforeDocument)) throw JsonChecks.DECLINE;
         }
         row.before = inserted ? null : beforeImage;
-        row.after = delete ? null : afterImage;
+        row.after = delete ? null : row.after != null ? row.after : afterImage;
         row.columns = documentColumns(columns, row.before, row.after);
         if (vendor.length() > 1) vendor.append(',');
         if (row.beforeFromKey) vendor.append("\"before_from_key\":true,");
@@ -846,6 +814,50 @@ public final class DeclaredJson implements PlainDecoder {
             first = false;
         }
         vendor.append('}');
+    }
+
+    /** An UPDATE's after from the description of its changes (docChanges): the key, then the updated fields; its
+     *  updated fields document, which the encoder writes back as it is (else the codec's). */
+    @SuppressWarnings("unchecked")
+    private String describedAfter(Map<String, Object> msg, Row row, Map<String, String> key,
+                                  Map<String, String> beforeImage, Map<String, Object[]> columns)
+            throws java.io.IOException {
+        Object changes = msg.get(docChanges);
+        if (!(changes instanceof Map)) throw JsonChecks.DECLINE;
+        Map<String, Object> description = (Map<String, Object>) changes;
+        Object fields = description.getOrDefault(docUpdated, NULL);
+        Object removed = description.getOrDefault(docRemoved, NULL);
+        Object truncated = description.getOrDefault(docTruncated, NULL);
+        // removed fields (removed_columns) and truncated arrays (vendor data) are the codec's; no updated
+        // fields would be written back as "{}"
+        if (fields == NULL || truncated != NULL || removed != NULL && !(removed instanceof List
+                && ((List<Object>) removed).isEmpty())) {
+            throw JsonChecks.DECLINE;
+        }
+        LinkedHashMap<String, ExtendedJson.Typed> updatedFields = fieldsOf(fields);
+        LinkedHashMap<String, String> afterImage = new LinkedHashMap<>(key);
+        afterImage.putAll(image(updatedFields, columns));
+        String updated = (String) fields;
+        // what the encoder writes as the updated fields (the after's, but key fields the before has unchanged)
+        // must be the document's fields in its order, for the document to be written back as it is
+        List<String> written = new ArrayList<>(afterImage.size());
+        for (Map.Entry<String, String> e : afterImage.entrySet()) {
+            String name = e.getKey();
+            if (!(row.key.contains(name) && beforeImage.containsKey(name)
+                    && java.util.Objects.equals(beforeImage.get(name), e.getValue()))) {
+                written.add(name);
+            }
+        }
+        if (!written.equals(new ArrayList<>(updatedFields.keySet()))) {
+            throw JsonChecks.DECLINE;
+        }
+        LinkedHashMap<String, Object> d = new LinkedHashMap<>();
+        d.put(docRemoved, NULL);
+        d.put(docUpdated, updated);
+        d.put(docTruncated, NULL);
+        row.description = d;
+        row.after = afterImage;
+        return updated;
     }
 
     // The BSON types the encoder writes as bare numbers (a number of another of them keeps its literal)
@@ -1947,8 +1959,8 @@ public final class DeclaredJson implements PlainDecoder {
                 return "INSERT".equals(row.op) || "SNAPSHOT".equals(row.op) || row.beforeFromKey
                         || row.beforeDocument == null ? NULL : row.beforeDocument;
             case "after_document":
-                return ("INSERT".equals(row.op) || "SNAPSHOT".equals(row.op)) && row.afterDocument != null
-                        ? row.afterDocument : NULL;
+                return ("INSERT".equals(row.op) || "SNAPSHOT".equals(row.op) || row.replaces)
+                        && row.afterDocument != null ? row.afterDocument : NULL;
             case "update_description": return row.description == null ? NULL : row.description;
             case "row_id": {  // the qualified table, "-", the key's values (the before of an update)
                 boolean inserted = "INSERT".equals(row.op) || "SNAPSHOT".equals(row.op);

@@ -12,9 +12,10 @@ import java.util.List;
  */
 public interface PlainDecoder {
     /** Names of the values of one row, in order (the DECODED fields a fast path sets; the rest are constant). A row
-     *  may leave off the last ones, transaction_id and schema (null). */
+     *  may leave off the last ones, transaction_id and schema (null) and replaces_row (false). */
     String[] FIELDS = {"op", "database", "table", "table_name", "before", "after", "columns", "primary_key",
-            "event_time_ms", "sequence", "pos_index", "vendor", "first_of_record", "transaction_id", "schema"};
+            "event_time_ms", "sequence", "pos_index", "vendor", "first_of_record", "transaction_id", "schema",
+            "replaces_row"};
 
     /**
      * The rows of the message in {@code buf[off, off + len)}, each an Object[] in {@link #FIELDS} order:

@@ -161,6 +161,7 @@ public final class LineRows {
             out[15] = r[12];
             if (r.length > 13) out[16] = text(r[13]);  // optional: a decoder may leave them off
             if (r.length > 14) out[17] = text(r[14]);
+            out[18] = r.length > 15 && r[15] == Boolean.TRUE;  // replaces_row: an UPDATE whose after is the whole row
             return new GenericInternalRow(out);
         }
 

@@ -53,7 +53,8 @@ final class TwinRows implements AutoCloseable {
             field("event_time_ms", INT64, true),
             field("sequence", LIST, true, field("item", new ArrowType.Decimal(38, 0, 128), true)),
             field("pos_index", INT32, true), field("vendor", UTF8, true), field("first_of_record", BOOL, true),
-            field("transaction_id", UTF8, true), field("schema", UTF8, true), field("columns_ref", INT32, true)));
+            field("transaction_id", UTF8, true), field("schema", UTF8, true), field("replaces_row", BOOL, true),
+            field("columns_ref", INT32, true)));
 
     private static Field field(String name, ArrowType type, boolean nullable, Field... children) {
         return new Field(name, new FieldType(nullable, type, null), children.length == 0 ? null : Arrays.asList(children));
@@ -75,7 +76,7 @@ final class TwinRows implements AutoCloseable {
     final MapVector before, after;
     final ListVector columns, primaryKey, sequence;
     final IntVector posIndex, columnsRef;
-    final BitVector first;
+    final BitVector first, replacesRow;
     // the children of the nested vectors, looked up once
     final StructVector columnItem, beforeEntries, afterEntries;
     final VarCharVector columnName, columnType, beforeKeys, beforeValues, afterKeys, afterValues, pkItem;
@@ -109,6 +110,7 @@ final class TwinRows implements AutoCloseable {
         first = (BitVector) root.getVector("first_of_record");
         transactionId = (VarCharVector) root.getVector("transaction_id");
         schema = (VarCharVector) root.getVector("schema");
+        replacesRow = (BitVector) root.getVector("replaces_row");
         columnsRef = (IntVector) root.getVector("columns_ref");
         columnItem = (StructVector) columns.getDataVector();
         columnName = (VarCharVector) columnItem.getChild("name");
@@ -217,6 +219,7 @@ final class TwinRows implements AutoCloseable {
         if (r[12] != null) first.setSafe(i, (Boolean) r[12] ? 1 : 0);
         if (r.length > 13) text(transactionId, i, r[13]);  // optional: a twin may leave them off
         if (r.length > 14) text(schema, i, r[14]);
+        replacesRow.setSafe(i, r.length > 15 && r[15] == Boolean.TRUE ? 1 : 0);
     }
 
     private void columnList(int i, List<Object[]> cols) {
