@@ -93,7 +93,9 @@ final class ConnectSchema {
                 for (Object c : list(((Map<String, Object>) f).get("fields"))) {
                     if (!(c instanceof Map)) continue;
                     Map<String, Object> column = (Map<String, Object>) c;
-                    if (column.get("field") instanceof String) fields.put((String) column.get("field"), field(column, rules));
+                    if (column.get("field") instanceof String) {
+                        fields.put((String) column.get("field"), field(column, rules));
+                    }
                 }
             }
         }
@@ -119,7 +121,8 @@ final class ConnectSchema {
         }
         String typeName = source instanceof String && !((String) source).isEmpty() ? (String) source
                 : name != null && !name.isEmpty() ? name : type;  // Python's `or`: the last one as it is
-        Integer jdbc = logical != null ? rules.logicalJdbc.get(logical) : type == null ? null : rules.connectJdbc.get(type);
+        Integer jdbc = logical != null ? rules.logicalJdbc.get(logical)
+                : type == null ? null : rules.connectJdbc.get(type);
         Object scaleText = params.get("scale");
         if (logical != null && logical.equals(rules.decimal) && scaleText != null && typeName != null
                 && typeName.equals(name)) {

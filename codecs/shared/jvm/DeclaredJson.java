@@ -263,7 +263,9 @@ public final class DeclaredJson implements PlainDecoder {
             for (Object r : (List<Object>) positions.get("rules")) {
                 Map<String, Object> rule = (Map<String, Object>) r;
                 List<Set<String>> nameless = new ArrayList<>();
-                for (Object keys : (List<Object>) rule.get("nameless")) nameless.add(new HashSet<>((List<String>) keys));
+                for (Object keys : (List<Object>) rule.get("nameless")) {
+                    nameless.add(new HashSet<>((List<String>) keys));
+                }
                 positionRules.add(new Object[] {rule.get("how"), new HashSet<>((List<String>) rule.get("connectors")),
                         nameless, ((List<String>) rule.get("keys")).toArray(new String[0])});
             }
@@ -709,7 +711,8 @@ public final class DeclaredJson implements PlainDecoder {
         if (unfielded) {
             for (String role : new String[] {"after", "before"}) {
                 Map<String, String> cells = images.get(role);
-                if (cells != null) for (String name : cells.keySet()) declared.putIfAbsent(name, numbers.getOrDefault(name, false));
+                if (cells == null) continue;
+                for (String name : cells.keySet()) declared.putIfAbsent(name, numbers.getOrDefault(name, false));
             }
         }
         return columns(declared, types, jdbc);
@@ -728,17 +731,7 @@ public final class DeclaredJson implements PlainDecoder {
             throw JsonChecks.DECLINE;  // a DELETE that names no row: the codec's error
         }
         if (!recordKeyNames || recordKey == null || recordKey.length == 0) return;
-        Object key;
-        JsonChecks.checkRaw(recordKey, 0, recordKey.length);
-        try (JsonParser p = FACTORY.createParser(recordKey)) {
-            key = read(p, p.nextToken());
-            if (p.nextToken() != null) throw JsonChecks.DECLINE;
-        }
-        if (key instanceof Map && ((Map<?, ?>) key).containsKey(envelopeKey)) {  // {"schema": .., "payload": {..}}
-            boolean wrapped = true;
-            for (Object k : ((Map<?, ?>) key).keySet()) wrapped &= k.equals(envelopeKey) || k.equals(envelopeSchema);
-            if (wrapped) key = ((Map<?, ?>) key).get(envelopeKey);
-        }
+        Object key = recordKeyValue();
         if (!(key instanceof Map)) throw JsonChecks.DECLINE;  // a key of another kind names no columns
         for (Object name : ((Map<?, ?>) key).keySet()) row.key.add((String) name);
         // the key's columns must be in the image the change is keyed by (else the codec names the problem, or
@@ -914,17 +907,7 @@ public final class DeclaredJson implements PlainDecoder {
     private void documentKey(Map<String, String> image, Map<String, Object[]> columns, List<String> primary)
             throws java.io.IOException {
         if (recordKey == null || recordKey.length == 0) return;
-        Object key;
-        JsonChecks.checkRaw(recordKey, 0, recordKey.length);
-        try (JsonParser p = FACTORY.createParser(recordKey)) {
-            key = read(p, p.nextToken());
-            if (p.nextToken() != null) throw JsonChecks.DECLINE;
-        }
-        if (key instanceof Map && ((Map<?, ?>) key).containsKey(envelopeKey)) {  // {"schema": .., "payload": {..}}
-            boolean wrapped = true;
-            for (Object k : ((Map<?, ?>) key).keySet()) wrapped &= k.equals(envelopeKey) || k.equals(envelopeSchema);
-            if (wrapped) key = ((Map<?, ?>) key).get(envelopeKey);
-        }
+        Object key = recordKeyValue();
         Object id = key instanceof Map ? ((Map<?, ?>) key).get(keyMember) : null;
         if (id instanceof Num) throw JsonChecks.DECLINE;  // a number the codec reads as a document's text
         if (!(id instanceof String)) return;
@@ -970,6 +953,23 @@ public final class DeclaredJson implements PlainDecoder {
         if (columnLists.size() > 256) columnLists.clear();
         columnLists.put(key, out);
         return out;
+    }
+
+    /** The record key's JSON value, out of a Connect envelope ({"schema": .., "payload": ..}) where it has one; a
+     *  key that is no JSON declines. */
+    private Object recordKeyValue() throws java.io.IOException {
+        Object key;
+        JsonChecks.checkRaw(recordKey, 0, recordKey.length);
+        try (JsonParser p = FACTORY.createParser(recordKey)) {
+            key = read(p, p.nextToken());
+            if (p.nextToken() != null) throw JsonChecks.DECLINE;
+        }
+        if (key instanceof Map && ((Map<?, ?>) key).containsKey(envelopeKey)) {
+            boolean wrapped = true;
+            for (Object k : ((Map<?, ?>) key).keySet()) wrapped &= k.equals(envelopeKey) || k.equals(envelopeSchema);
+            if (wrapped) key = ((Map<?, ?>) key).get(envelopeKey);
+        }
+        return key;
     }
 
     /** The sequence of a connector's position (positions): none for a connector without a rule; a value a rule
@@ -1074,7 +1074,9 @@ public final class DeclaredJson implements PlainDecoder {
 
     private static boolean hex(String s) {
         if (s.isEmpty()) return false;
-        for (int i = 0; i < s.length(); i++) if (Character.digit(s.charAt(i), 16) < 0 || s.charAt(i) > 'f') return false;
+        for (int i = 0; i < s.length(); i++) {
+            if (Character.digit(s.charAt(i), 16) < 0 || s.charAt(i) > 'f') return false;
+        }
         return true;
     }
 

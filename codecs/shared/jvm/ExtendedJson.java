@@ -43,14 +43,15 @@ final class ExtendedJson {
     private static final Map<String, Integer> JDBC = Map.of("string", 12, "int32", 4, "int64", -5, "double", 8,
             "decimal128", 3, "bool", 16, "timestamp(3)", 93);
     private static final Pattern HEX24 = Pattern.compile("[0-9a-fA-F]{24}");
-    private static final Pattern DECIMAL = Pattern.compile("[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?");
+    private static final Pattern DECIMAL = Pattern.compile(
+            "[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?");
     private static final Pattern DOUBLE = Pattern.compile("-?[0-9.eE+-]+");
     private static final Pattern BASE64 = Pattern.compile(
             "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?");
     private static final Pattern SUBTYPE = Pattern.compile("[0-9a-fA-F]{1,2}");
     private static final Pattern OPTIONS = Pattern.compile("[a-z]*");
-    private static final Pattern ISO = Pattern.compile(
-            "([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\\.([0-9]+))?(Z|[+-][0-9]{2}:?[0-9]{2})");
+    private static final Pattern ISO = Pattern.compile("([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):"
+            + "([0-9]{2})(?:\\.([0-9]+))?(Z|[+-][0-9]{2}:?[0-9]{2})");
     private static final BigInteger INT32_MIN = BigInteger.valueOf(Integer.MIN_VALUE),
             INT32_MAX = BigInteger.valueOf(Integer.MAX_VALUE);
 
