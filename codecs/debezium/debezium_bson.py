@@ -255,7 +255,8 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
 
     # The declared JVM decode takes an insert, a delete and an update (its whole document, or its changes in
     # updateDescription with no field removed and no array truncated) whose documents are written back as they
-    # are, bare or in a payload envelope (a Connect schema's envelope and removed fields are the codec's).
+    # are, in any envelope (its Connect schema checked and kept as debezium-json's is; removed fields are the
+    # codec's).
     jvm_declaration = replace(
         DebeziumJsonCodec.jvm_declaration, op=("op", {code: op.value for code, op in DATA_OPS.items()}),
         reads={"database": ("source.db", "text"), "table": ("source.collection", "text"),
@@ -265,7 +266,7 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
                 "source.connector": '="mongodb"', "source.db": "database", "source.collection": "table",
                 "source.ts_ms": "millis_number_or_null", "source.ord": "sequence_second_of_three", "op": "op",
                 "ts_ms": "millis_number_or_null", "transaction": "transaction_object"},
-        schema_level=False, compare_unwritten_images=False, connect_schema=None, record_key_names=False,
+        schema_level=False, compare_unwritten_images=False, record_key_names=False,
         positions=replace(DebeziumJsonCodec.jvm_declaration.positions, rules=(
             *DebeziumJsonCodec.jvm_declaration.positions.rules[:-1],
             PositionRule("oplog", ("mongodb",), (("ord",),), ("ts_ms", "ord")))),

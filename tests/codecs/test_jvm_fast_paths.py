@@ -329,7 +329,24 @@ def document_message(doc: dict | None, op: str = "c", before: dict | None = None
                "source": source or {"version": "2.5.0.Final", "connector": "mongodb", "name": "m", "rs": "rs0",
                                     "db": "shop", "collection": "c", "ts_ms": 1704063600000, "ord": 3},
                "op": op, "ts_ms": 1704063600123}
+    if envelope == "schema":
+        return json.dumps({"schema": DOCUMENT_SCHEMA, "payload": payload}).encode()
     return json.dumps({"payload": payload} if envelope == "payload" else payload).encode()
+
+
+# The Connect schema of the MongoDB connector's JsonConverter messages (schemas.enable=true)
+DOCUMENT_SCHEMA = {"type": "struct", "optional": False, "name": "m.shop.c.Envelope", "fields": [
+    {"type": "string", "optional": True, "name": "io.debezium.data.Json", "version": 1, "field": "before"},
+    {"type": "string", "optional": True, "name": "io.debezium.data.Json", "version": 1, "field": "after"},
+    {"type": "struct", "optional": True, "name": "io.debezium.connector.mongodb.changestream.updatedescription",
+     "field": "updateDescription", "fields": [
+         {"type": "array", "items": {"type": "string", "optional": False}, "optional": True,
+          "field": "removedFields"},
+         {"type": "string", "optional": True, "name": "io.debezium.data.Json", "version": 1,
+          "field": "updatedFields"}]},
+    {"type": "struct", "optional": False, "name": "io.debezium.connector.mongo.Source", "field": "source",
+     "fields": [{"type": "string", "optional": False, "field": "connector"}]},
+    {"type": "string", "optional": True, "field": "op"}, {"type": "int64", "optional": True, "field": "ts_ms"}]}
 
 
 def document_changes(value) -> list[bytes]:
@@ -365,7 +382,12 @@ def document_inputs() -> list[bytes]:
             out.append(document_message(None, "u", before=before, description=described, spaced=True))
     out += [document_message(doc, "u", before=old), document_message(doc, "c", before=old),
             document_message(doc, "d", before=old), document_message(None, "d"), document_message(doc, "x"),
-            document_message(doc, envelope="payload"), document_message({}), document_message(None, "c")]
+            document_message(doc, envelope="payload"), document_message({}), document_message(None, "c"),
+            *[document_message(doc, envelope="schema") for _ in range(2)],
+            document_message(None, "d", before=doc, envelope="schema"),
+            document_message(None, "u", before=old, envelope="schema",
+                             description={"removedFields": None, "updatedFields": '{"a":2}', "truncatedArrays": None}),
+            json.dumps({"schema": {"type": 5}, "payload": json.loads(document_message(doc))}).encode()]
     for extra in SOURCES:
         source = {"db": "shop", "collection": "c", "ts_ms": 1704063600000, **{k: v for k, v in extra.items()
                                                                             if v is not None}}

@@ -496,7 +496,7 @@ public final class DeclaredJson implements PlainDecoder {
         Map<String, LinkedHashMap<String, String>> images = new HashMap<>();
         Map<String, String> types = new HashMap<>();  // a column's type: the first image that types it says
         Map<String, Object> typeObjects = new HashMap<>();  // an image's key -> its types object (MISSING: none)
-        if (connect != null) row.columns = connectImages(msg, schemaOf, images, row.op);
+        if (connect != null && docVendor == null) row.columns = connectImages(msg, schemaOf, images, row.op);
         for (int i = 0; i < imageRoles.size() && connect == null && docVendor == null; i++) {
             if (imageRoles.get(i).equals("update_before") && !"UPDATE".equals(row.op)) continue;  // not read
             Object image = at(msg, imagePaths.get(i));
