@@ -244,7 +244,7 @@ SOURCES = [
         {"sequence": '["46523120","46523128"]', "lsn": 46523128}, {"sequence": '[null,"46523128"]', "lsn": 1},
         {"sequence": '["1/A",null]', "lsn": 46523128}, {"sequence": '["1/A",null]', "lsn": None},
         {"sequence": "[1,2]", "lsn": 2}, {"sequence": "[1]", "lsn": 2}, {"sequence": "x", "lsn": 2},
-        {"sequence": 5, "lsn": 2}, {"sequence": "", "lsn": 2}, {"sequence": None, "lsn": 2},
+        {"sequence": 5, "lsn": 2}, {"sequence": "", "lsn": 2}, {"sequence": " ", "lsn": 2}, {"sequence": None, "lsn": 2},
         {"sequence": ["1", "2"], "lsn": 3}, {"sequence": "[1.5,2]", "lsn": 2}, {"sequence": '[true,"2"]', "lsn": 2},
         {"sequence": "[01,2]", "lsn": 2}, {"sequence": '["1/g",2]', "lsn": 2})],
     # hex LSNs (SQL Server, Db2, or nameless with either)
@@ -590,11 +590,14 @@ def test_the_record_key_gives_a_mongodb_change_its_document_key(spark):
     codec = get_codec("debezium-bson")
     decoder = spark._jvm.cdcreplay.codecs.DeclaredJson(jvm_declaration_text(codec))
     ids = [OID, "abc", 5, 2**40, {"order_id": 7, "line_no": 2}, {"a": {"$numberDecimal": "1.5"}}, {}, None, [1],
-           {"$date": 5}, {"$symbol": "x"}]
+           {"$date": 5}]
     keys = [None, b"", *[json.dumps({"id": json.dumps(i)}).encode() for i in ids],
             json.dumps({"schema": {"type": "struct"}, "payload": {"id": json.dumps(OID)}}).encode(),
-            b'{"id":5}', b'{"id":"abc"}', b'{"id":"[1,]"}', b'{"x":"1"}', b'{"id":null}', b"not json", b"5",
-            b'{"id":"1","id":"2"}']
+            b'{"x":"1"}', b'{"id":null}', b"5"]
+    # Keys it leaves to the codec: a number or text that is no Extended JSON where the _id's belongs, a wrapper the
+    # codec keeps as written, duplicate names, no JSON at all (a key with no value once crashed the JVM's task).
+    unread = [json.dumps({"id": json.dumps({"$symbol": "x"})}).encode(), b'{"id":5}', b'{"id":"abc"}',
+              b'{"id":"[1,]"}', b'{"id":""}', b'{"id":" "}', b" ", b"not json", b'{"id":"1","id":"2"}']
     described = {"removedFields": None, "updatedFields": '{"v":2}', "truncatedArrays": None}
     messages = [document_message({"v": 1}), document_message({"_id": 9, "v": 1}), document_message(None, "d"),
                 document_message(None, "d", before={"order_id": 7, "v": 1}),
@@ -602,7 +605,7 @@ def test_the_record_key_gives_a_mongodb_change_its_document_key(spark):
                 document_message(None, "u", before={"order_id": 7, "line_no": 2, "v": 1}, description=described)]
     taken, decoded = 0, 0
     for raw in messages:
-        for key in keys:
+        for key in keys + unread:
             try:
                 events = codec.decode(raw, Position("t", 0, 1, key=key))
                 check_events(codec.name, events)
@@ -612,10 +615,12 @@ def test_the_record_key_gives_a_mongodb_change_its_document_key(spark):
             except DecodeError:
                 expected = None
             got = java_rows(decoder.rows(bytearray(raw), 0, len(raw), None, None if key is None else bytearray(key)))
+            assert got is None or key not in unread, (raw, key)
             if got is not None:
                 assert got == expected, (raw, key)
                 taken += 1
-    assert taken >= 0.6 * decoded, (taken, decoded)  # the rest: keys it cannot read as the codec does
+            decoded -= key in unread and expected is not None
+    assert taken >= 0.85 * decoded, (taken, decoded)  # the rest: changes it leaves to the codec
 
 
 @pytest.mark.parametrize("fmt", ["drs-json", "drs-json-c"])

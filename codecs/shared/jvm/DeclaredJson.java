@@ -336,7 +336,15 @@ public final class DeclaredJson implements PlainDecoder {
     }
 
     private static Object read(JsonParser p, JsonToken t) throws java.io.IOException {
-        return JsonChecks.tree(p, t, NULL, (q, token) -> new Num(JsonChecks.number(q)));  // its literal as written
+        return JsonChecks.tree(p, t, NULL, NUMBERS);
+    }
+
+    /** A number as its literal, as written. */
+    private static final JsonChecks.Numbers NUMBERS = (q, token) -> new Num(JsonChecks.number(q));
+
+    /** The one JSON value of a text (its numbers as written); declines anything else. */
+    private static Object whole(String text) throws java.io.IOException {
+        return JsonChecks.whole(FACTORY.createParser(text), NULL, NUMBERS);
     }
 
     /** The value at a key path, MISSING where a key is absent; NULL for a JSON null on the way (read as absent
@@ -367,16 +375,16 @@ public final class DeclaredJson implements PlainDecoder {
         // text, digits (text of ASCII digits), scalar (text or a number), number, integer (a number of digits)
         String kind = kinds.get(role);
         if (v instanceof String && (kind.equals("text") || kind.equals("scalar"))) return (String) v;
-        if (v instanceof String && kind.equals("digits") && digits((String) v)) return (String) v;
+        if (v instanceof String && kind.equals("digits") && JsonChecks.digits((String) v)) return (String) v;
         if (v instanceof Num && !kind.equals("text") && !kind.equals("digits")
-                && (!kind.equals("integer") || integerText(((Num) v).text, Integer.MAX_VALUE))) {
+                && (!kind.equals("integer") || JsonChecks.integerText(((Num) v).text, Integer.MAX_VALUE))) {
             return ((Num) v).text;
         }
         throw JsonChecks.DECLINE;
     }
 
     private static long integer(String text) {
-        if (!integerText(text, 19)) throw JsonChecks.DECLINE;
+        if (!JsonChecks.integerText(text, 19)) throw JsonChecks.DECLINE;
         try {
             return Long.parseLong(text);
         } catch (NumberFormatException e) {
@@ -626,11 +634,7 @@ public final class DeclaredJson implements PlainDecoder {
                 return known;
             }
         }
-        Object tree;
-        try (JsonParser q = FACTORY.createParser(raw, from, to - from)) {
-            tree = read(q, q.nextToken());
-            if (q.nextToken() != null) throw JsonChecks.DECLINE;
-        }
+        Object tree = JsonChecks.whole(FACTORY.createParser(raw, from, to - from), NULL, NUMBERS);
         ConnectSchema schema = new ConnectSchema(java.util.Arrays.copyOfRange(raw, from, to), tree, NULL, connect);
         recentSchemas.add(0, schema);
         if (recentSchemas.size() > 32) recentSchemas.remove(32);
@@ -876,18 +880,15 @@ public final class DeclaredJson implements PlainDecoder {
         if (!retyped) return true;
         for (ExtendedJson.Typed t : fields.values()) if (!SAME_SPELLING.contains(t.type)) return false;
         StringBuilder compact = new StringBuilder(document.length());
-        try (JsonParser p = FACTORY.createParser(document)) {
-            OrjsonText.json(compact, read(p, p.nextToken()), NULL);
-        }
+        OrjsonText.json(compact, whole(document), NULL);
         return compact.toString().equals(document);
     }
 
-    private static final JsonChecks.Numbers NUMBERS = (q, token) -> new Num(JsonChecks.number(q));
-
     /** A document string's fields; declines another value (the codec's error). */
     private static LinkedHashMap<String, ExtendedJson.Typed> fieldsOf(Object raw) throws java.io.IOException {
-        if (!(raw instanceof String)) throw JsonChecks.DECLINE;
-        return ExtendedJson.document((String) raw, FACTORY, NULL, NUMBERS);
+        Object doc = raw instanceof String ? whole((String) raw) : null;
+        if (!(doc instanceof Map)) throw JsonChecks.DECLINE;
+        return ExtendedJson.fields((Map<?, ?>) doc, NULL);
     }
 
     /** A document's image (field -> canonical text), its typed fields' columns put into {@code columns}. */
@@ -911,18 +912,13 @@ public final class DeclaredJson implements PlainDecoder {
         Object id = key instanceof Map ? ((Map<?, ?>) key).get(keyMember) : null;
         if (id instanceof Num) throw JsonChecks.DECLINE;  // a number the codec reads as a document's text
         if (!(id instanceof String)) return;
-        Object value;
-        try (JsonParser p = FACTORY.createParser((String) id)) {
-            value = read(p, p.nextToken());
-            if (p.nextToken() != null) throw JsonChecks.DECLINE;
-        }
+        Object value = whole((String) id);
         ExtendedJson.Typed typed = ExtendedJson.typed(value, NULL);
-        LinkedHashMap<String, ExtendedJson.Typed> fields = new LinkedHashMap<>();
+        LinkedHashMap<String, ExtendedJson.Typed> fields;
         if (typed.type.equals("object") && !((Map<?, ?>) value).isEmpty()) {  // a relational row's key
-            for (Map.Entry<?, ?> e : ((Map<?, ?>) value).entrySet()) {
-                fields.put((String) e.getKey(), ExtendedJson.typed(e.getValue(), NULL));
-            }
+            fields = ExtendedJson.fields((Map<?, ?>) value, NULL);
         } else {
+            fields = new LinkedHashMap<>();
             fields.put(docId, typed);
         }
         for (Map.Entry<String, ExtendedJson.Typed> e : fields.entrySet()) {
@@ -958,12 +954,8 @@ public final class DeclaredJson implements PlainDecoder {
     /** The record key's JSON value, out of a Connect envelope ({"schema": .., "payload": ..}) where it has one; a
      *  key that is no JSON declines. */
     private Object recordKeyValue() throws java.io.IOException {
-        Object key;
         JsonChecks.checkRaw(recordKey, 0, recordKey.length);
-        try (JsonParser p = FACTORY.createParser(recordKey)) {
-            key = read(p, p.nextToken());
-            if (p.nextToken() != null) throw JsonChecks.DECLINE;
-        }
+        Object key = JsonChecks.whole(FACTORY.createParser(recordKey), NULL, NUMBERS);
         if (key instanceof Map && ((Map<?, ?>) key).containsKey(envelopeKey)) {
             boolean wrapped = true;
             for (Object k : ((Map<?, ?>) key).keySet()) wrapped &= k.equals(envelopeKey) || k.equals(envelopeSchema);
@@ -1012,7 +1004,7 @@ public final class DeclaredJson implements PlainDecoder {
             default: throw JsonChecks.DECLINE;  // a position left to the codec
         }
         Object then = src.get(thenKey);
-        if (parts.length == 0 || !(then instanceof Num && integerText(((Num) then).text, 36))) return parts;
+        if (parts.length == 0 || !(then instanceof Num && JsonChecks.integerText(((Num) then).text, 36))) return parts;
         BigDecimal[] out = java.util.Arrays.copyOf(parts, parts.length + 1);
         out[parts.length] = new BigDecimal(((Num) then).text);
         return out;
@@ -1050,11 +1042,7 @@ public final class DeclaredJson implements PlainDecoder {
         Object sequence = value(src, keys[0]), lsn = value(src, keys[1]);
         if (sequence instanceof Num) throw JsonChecks.DECLINE;  // a number where the pair's text belongs
         if (sequence instanceof String && !((String) sequence).isEmpty()) {
-            Object pair;
-            try (JsonParser p = FACTORY.createParser((String) sequence)) {
-                pair = read(p, p.nextToken());
-                if (p.nextToken() != null) throw JsonChecks.DECLINE;
-            }
+            Object pair = whole((String) sequence);
             if (!(pair instanceof List) || ((List<?>) pair).size() != 2) throw JsonChecks.DECLINE;
             Object last = ((List<?>) pair).get(0), next = ((List<?>) pair).get(1);
             return new BigDecimal[] {last == NULL ? BigDecimal.ZERO : lsn(last), lsn(next == NULL ? lsn : next)};
@@ -1122,7 +1110,7 @@ public final class DeclaredJson implements PlainDecoder {
     /** A position's integer, written as a number or as a string of digits. */
     private static BigDecimal positionNumber(Object v) {
         String text = v instanceof Num ? ((Num) v).text : v instanceof String ? (String) v : null;
-        if (text == null || !integerText(text, 36)) throw JsonChecks.DECLINE;
+        if (text == null || !JsonChecks.integerText(text, 36)) throw JsonChecks.DECLINE;
         return new BigDecimal(text);
     }
 
@@ -1539,7 +1527,7 @@ public final class DeclaredJson implements PlainDecoder {
         for (Map.Entry<String, Object> e : codes.entrySet()) {
             Object v = e.getValue();
             if (v != NULL) {
-                if (!(v instanceof Num) || !integerText(((Num) v).text, Integer.MAX_VALUE)
+                if (!(v instanceof Num) || !JsonChecks.integerText(((Num) v).text, Integer.MAX_VALUE)
                         || ((Num) v).text.length() > 11) throw JsonChecks.DECLINE;
                 long code = Long.parseLong(((Num) v).text);
                 if (code != (int) code) throw JsonChecks.DECLINE;  // the record's int32
@@ -1592,7 +1580,7 @@ public final class DeclaredJson implements PlainDecoder {
     @SuppressWarnings("unchecked")
     private static boolean satisfies(Object v, Set<Object> types, boolean nonempty) {
         String type = v == MISSING ? null : v == NULL ? "null" : v instanceof Boolean ? "boolean"
-                : v instanceof Num ? (integerText(((Num) v).text, Integer.MAX_VALUE) ? "integer" : "number")
+                : v instanceof Num ? (JsonChecks.integerText(((Num) v).text, Integer.MAX_VALUE) ? "integer" : "number")
                 : v instanceof String ? "string" : v instanceof List ? "array" : v instanceof Map ? "object" : null;
         if (type == null || !(types.contains(type) || type.equals("integer") && types.contains("number"))) {
             return false;
@@ -1644,7 +1632,7 @@ public final class DeclaredJson implements PlainDecoder {
 
     /** A sequence component: an integer literal within the record's 38 digits. */
     private static BigDecimal component(String text) {
-        if (!integerText(text, Integer.MAX_VALUE) || text.length() > 38) throw JsonChecks.DECLINE;
+        if (!JsonChecks.integerText(text, Integer.MAX_VALUE) || text.length() > 38) throw JsonChecks.DECLINE;
         return new BigDecimal(new java.math.BigInteger(text));
     }
 
@@ -1985,7 +1973,7 @@ public final class DeclaredJson implements PlainDecoder {
                 return t;
             }
             case "transaction_text": return row.txn == null ? MISSING : row.txn;
-            case "transaction_number": return row.txn == null || !digits(row.txn) ? MISSING
+            case "transaction_number": return row.txn == null || !JsonChecks.digits(row.txn) ? MISSING
                     : new Num(new java.math.BigInteger(row.txn).toString());
             case "key_list": return row.key.isEmpty() ? MISSING : new ArrayList<Object>(row.key);
             case "key_text": return String.join(keySeparator, row.key);
@@ -2014,24 +2002,6 @@ public final class DeclaredJson implements PlainDecoder {
             b.append(part);
         }
         return b.toString();
-    }
-
-    /** Whether a text is an optional minus sign and 1 to {@code most} ASCII digits (-?[0-9]{1,most}), read without
-     *  a regex matcher per value. */
-    private static boolean integerText(String s, int most) {
-        int from = !s.isEmpty() && s.charAt(0) == '-' ? 1 : 0;
-        return s.length() - from <= most && digits(s, from);
-    }
-
-    private static boolean digits(String s) {
-        return digits(s, 0);
-    }
-
-    /** Whether {@code s} from {@code from} on is one or more ASCII digits. */
-    private static boolean digits(String s, int from) {
-        if (s.length() <= from) return false;
-        for (int i = from; i < s.length(); i++) if (s.charAt(i) < '0' || s.charAt(i) > '9') return false;
-        return true;
     }
 
     /** json_fix.derive_fix over json_fix.fix_paths: the message's keys then the written ones, the nested objects

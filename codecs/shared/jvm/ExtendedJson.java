@@ -1,9 +1,5 @@
 package cdcreplay.codecs;
 
-import com.fasterxml.jackson.core.JsonFactory;
-import com.fasterxml.jackson.core.JsonParser;
-import com.fasterxml.jackson.core.JsonToken;
-
 import java.math.BigDecimal;
 import java.math.BigInteger;
 import java.util.Iterator;
@@ -55,21 +51,10 @@ final class ExtendedJson {
     private static final BigInteger INT32_MIN = BigInteger.valueOf(Integer.MIN_VALUE),
             INT32_MAX = BigInteger.valueOf(Integer.MAX_VALUE);
 
-    /** The fields of a document string, in order; declines what is not one JSON object. */
-    @SuppressWarnings("unchecked")
-    static LinkedHashMap<String, Typed> document(String text, JsonFactory factory, Object jsonNull,
-                                                 JsonChecks.Numbers numbers) throws java.io.IOException {
-        Object doc;
-        try (JsonParser p = factory.createParser(text)) {
-            JsonToken t = p.nextToken();
-            if (t != JsonToken.START_OBJECT) throw JsonChecks.DECLINE;
-            doc = JsonChecks.tree(p, t, jsonNull, numbers);
-            if (p.nextToken() != null) throw JsonChecks.DECLINE;
-        }
+    /** A document's fields, in order, each typed as {@link #typed} reads it. */
+    static LinkedHashMap<String, Typed> fields(Map<?, ?> doc, Object jsonNull) {
         LinkedHashMap<String, Typed> fields = new LinkedHashMap<>();
-        for (Map.Entry<String, Object> e : ((Map<String, Object>) doc).entrySet()) {
-            fields.put(e.getKey(), typed(e.getValue(), jsonNull));
-        }
+        for (Map.Entry<?, ?> e : doc.entrySet()) fields.put((String) e.getKey(), typed(e.getValue(), jsonNull));
         return fields;
     }
 
@@ -152,7 +137,7 @@ final class ExtendedJson {
                 Map<String, Object> ti = (Map<String, Object>) arg;
                 Object t = ti.get("t"), i = ti.get("i");
                 if (ti.size() == 2 && t instanceof DeclaredJson.Num && i instanceof DeclaredJson.Num
-                        && digits(((DeclaredJson.Num) t).text) && digits(((DeclaredJson.Num) i).text)) {
+                        && JsonChecks.digits(((DeclaredJson.Num) t).text) && JsonChecks.digits(((DeclaredJson.Num) i).text)) {
                     return new Typed("bsonTimestamp", t + ":" + i, false);
                 }
                 break;
@@ -222,13 +207,6 @@ final class ExtendedJson {
 
     /** -?[0-9]+ (bson_values.INT), ASCII. */
     private static boolean integer(String s) {
-        int from = !s.isEmpty() && s.charAt(0) == '-' ? 1 : 0;
-        return s.length() > from && digits(s.substring(from));
-    }
-
-    private static boolean digits(String s) {
-        if (s.isEmpty()) return false;
-        for (int i = 0; i < s.length(); i++) if (s.charAt(i) < '0' || s.charAt(i) > '9') return false;
-        return true;
+        return JsonChecks.integerText(s, Integer.MAX_VALUE);
     }
 }

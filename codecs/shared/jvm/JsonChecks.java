@@ -140,4 +140,34 @@ public final class JsonChecks {
             default: throw DECLINE;  // embedded objects
         }
     }
+
+    /** The one JSON value a parser reads, as {@link #tree} reads it; declines no value (empty text) and anything
+     *  after the value. Closes the parser. */
+    public static Object whole(JsonParser p, Object jsonNull, Numbers numbers) throws java.io.IOException {
+        try (JsonParser q = p) {
+            JsonToken t = q.nextToken();
+            if (t == null) throw DECLINE;
+            Object v = tree(q, t, jsonNull, numbers);
+            if (q.nextToken() != null) throw DECLINE;
+            return v;
+        }
+    }
+
+    /** Whether a text is an optional minus sign and 1 to {@code most} ASCII digits (-?[0-9]{1,most}), read without
+     *  a regex matcher per value. */
+    static boolean integerText(String s, int most) {
+        int from = !s.isEmpty() && s.charAt(0) == '-' ? 1 : 0;
+        return s.length() - from <= most && digits(s, from);
+    }
+
+    static boolean digits(String s) {
+        return digits(s, 0);
+    }
+
+    /** Whether {@code s} from {@code from} on is one or more ASCII digits. */
+    static boolean digits(String s, int from) {
+        if (s.length() <= from) return false;
+        for (int i = from; i < s.length(); i++) if (s.charAt(i) < '0' || s.charAt(i) > '9') return false;
+        return true;
+    }
 }
