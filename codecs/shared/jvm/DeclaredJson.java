@@ -32,10 +32,10 @@ import java.util.regex.Pattern;
 public final class DeclaredJson implements PlainDecoder {
     private static final JsonFactory FACTORY = JsonChecks.factory();
     private static final JsonFactory INSIDE = JsonChecks.factory(1);  // a value read apart from its message's object
-    private static final Object NULL = new Object();     // JSON null
+    static final Object NULL = new Object();     // JSON null
     private static final Object MISSING = new Object();  // no such key (in the message, or in what is written)
     private static final Object OBJECT = new Object();  // what is written there is an object (leaf_paths)
-    private static final BigDecimal[] NO_SEQUENCE = new BigDecimal[0];
+    static final BigDecimal[] NO_SEQUENCE = new BigDecimal[0];
     // GoldenGate's op_ts: "YYYY-MM-DD HH:MM:SS[.fraction]", UTC
     private static final Pattern STAMP = Pattern.compile(
             "([0-9]{4})-([0-9]{2})-([0-9]{2})[ T]([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\\.([0-9]{1,9}))?");
@@ -343,7 +343,7 @@ public final class DeclaredJson implements PlainDecoder {
     private static final JsonChecks.Numbers NUMBERS = (q, token) -> new Num(JsonChecks.number(q));
 
     /** The one JSON value of a text (its numbers as written); declines anything else. */
-    private static Object whole(String text) throws java.io.IOException {
+    static Object whole(String text) throws java.io.IOException {
         return JsonChecks.whole(FACTORY.createParser(text), NULL, NUMBERS);
     }
 
@@ -993,125 +993,12 @@ public final class DeclaredJson implements PlainDecoder {
             }
         }
         if (rule == null) return NO_SEQUENCE;  // a connector whose position is not read: ordered by the archive
-        String[] keys = (String[]) rule[3];
-        BigDecimal[] parts;
-        switch ((String) rule[0]) {
-            case "binlog": parts = binlogPosition(src, keys); break;
-            case "lsn": parts = lsnPosition(src, keys); break;
-            case "hex_lsns": parts = hexLsnPosition(src, keys); break;
-            case "scn": parts = scnPosition(src, keys); break;
-            case "oplog": parts = oplogPosition(src, keys); break;
-            default: throw JsonChecks.DECLINE;  // a position left to the codec
-        }
+        BigDecimal[] parts = ConnectorPositions.read((String) rule[0], src, (String[]) rule[3]);
         Object then = src.get(thenKey);
         if (parts.length == 0 || !(then instanceof Num && JsonChecks.integerText(((Num) then).text, 36))) return parts;
         BigDecimal[] out = java.util.Arrays.copyOf(parts, parts.length + 1);
         out[parts.length] = new BigDecimal(((Num) then).text);
         return out;
-    }
-
-    private static Object value(Map<String, Object> src, String key) {
-        Object v = src.get(key);
-        return v == null ? NULL : v;  // absent is null, as the codec reads it
-    }
-
-    /** A binlog's (keys: file, pos, row): the file name's trailing number ("" or none: 0, a snapshot's), the
-     *  offset (absent: 0), the row (none: 0); none where neither file nor offset is given. */
-    private static BigDecimal[] binlogPosition(Map<String, Object> src, String[] keys) {
-        Object file = value(src, keys[0]), pos = value(src, keys[1]), row = value(src, keys[2]);
-        if (file == NULL && pos == NULL) return NO_SEQUENCE;
-        BigDecimal number = BigDecimal.ZERO;
-        if (file instanceof String && !((String) file).isEmpty()) {
-            String f = (String) file;
-            int end = f.length(), start = end;
-            for (int i = 0; i < end; i++) if (f.charAt(i) > 0x7e) throw JsonChecks.DECLINE;  // \d, \s beyond ASCII
-            while (start > 0 && f.charAt(start - 1) >= '0' && f.charAt(start - 1) <= '9') start--;
-            if (start == end || end - start > 36) throw JsonChecks.DECLINE;  // no number at its end: the codec's error
-            number = new BigDecimal(f.substring(start, end));
-        } else if (file != NULL && !"".equals(file)) {
-            throw JsonChecks.DECLINE;
-        }
-        if (pos == NULL && src.containsKey(keys[1])) throw JsonChecks.DECLINE;  // a null offset: the codec's error
-        return new BigDecimal[] {number, pos == NULL ? BigDecimal.ZERO : positionNumber(pos),
-                row == NULL ? BigDecimal.ZERO : positionNumber(row)};
-    }
-
-    /** A log sequence number's (keys: sequence, lsn): the pair [last commit, lsn] a sequence text holds (a null
-     *  first is 0, a null second the lsn), else the lsn alone; none without either. */
-    private BigDecimal[] lsnPosition(Map<String, Object> src, String[] keys) throws java.io.IOException {
-        Object sequence = value(src, keys[0]), lsn = value(src, keys[1]);
-        if (sequence instanceof Num) throw JsonChecks.DECLINE;  // a number where the pair's text belongs
-        if (sequence instanceof String && !((String) sequence).isEmpty()) {
-            Object pair = whole((String) sequence);
-            if (!(pair instanceof List) || ((List<?>) pair).size() != 2) throw JsonChecks.DECLINE;
-            Object last = ((List<?>) pair).get(0), next = ((List<?>) pair).get(1);
-            return new BigDecimal[] {last == NULL ? BigDecimal.ZERO : lsn(last), lsn(next == NULL ? lsn : next)};
-        }
-        return lsn == NULL ? NO_SEQUENCE : new BigDecimal[] {lsn(lsn)};
-    }
-
-    /** An LSN: the number, or its "X/Y" text (hex halves). */
-    private static BigDecimal lsn(Object v) {
-        String text = v instanceof Num ? ((Num) v).text : v instanceof String ? (String) v : null;
-        int slash = text == null ? -1 : text.indexOf('/');
-        if (slash < 0) return positionNumber(v);
-        String hi = text.substring(0, slash), lo = text.substring(slash + 1);
-        if (!hex(hi) || !hex(lo) || hi.length() > 16 || lo.length() > 16) throw JsonChecks.DECLINE;
-        return new BigDecimal(new java.math.BigInteger(hi, 16).shiftLeft(32).add(new java.math.BigInteger(lo, 16)));
-    }
-
-    private static boolean hex(String s) {
-        if (s.isEmpty()) return false;
-        for (int i = 0; i < s.length(); i++) {
-            if (Character.digit(s.charAt(i), 16) < 0 || s.charAt(i) > 'f') return false;
-        }
-        return true;
-    }
-
-    /** Hex LSNs' (keys: commit_lsn, change_lsn, event_serial_no): each LSN's hex groups as one number ("", "NULL"
-     *  or none: 0), then the serial number where there is one; none where all are 0. */
-    private static BigDecimal[] hexLsnPosition(Map<String, Object> src, String[] keys) {
-        List<BigDecimal> out = new ArrayList<>(3);
-        for (int i = 0; i < 2; i++) {
-            Object v = value(src, keys[i]);
-            String text = v instanceof Num ? ((Num) v).text : v instanceof String ? (String) v : null;
-            if (v == NULL || "".equals(text) || "NULL".equals(text)) {
-                out.add(BigDecimal.ZERO);
-                continue;
-            }
-            if (text == null || text.length() > 96) throw JsonChecks.DECLINE;
-            for (String group : text.split(":", -1)) if (!hex(group)) throw JsonChecks.DECLINE;
-            java.math.BigInteger lsn = new java.math.BigInteger(text.replace(":", ""), 16);
-            if (lsn.bitLength() > 120) throw JsonChecks.DECLINE;  // beyond decimal(38,0): the codec names it
-            out.add(new BigDecimal(lsn));
-        }
-        Object serial = value(src, keys[2]);
-        if (serial != NULL) out.add(positionNumber(serial));
-        for (BigDecimal part : out) if (part.signum() != 0) return out.toArray(new BigDecimal[0]);
-        return NO_SEQUENCE;
-    }
-
-    /** A system change number's (keys: scn, commit_scn): the commit's ("" or none: the change's), then the
-     *  change's; none without a change's. */
-    private static BigDecimal[] scnPosition(Map<String, Object> src, String[] keys) {
-        Object scn = value(src, keys[0]), commit = value(src, keys[1]);
-        if (scn == NULL) return NO_SEQUENCE;
-        BigDecimal change = positionNumber(scn);
-        return new BigDecimal[] {commit == NULL || "".equals(commit) ? change : positionNumber(commit), change};
-    }
-
-    /** An oplog's (keys: ts_ms, ord): its time (none: 0) and the increment within it; none without an increment. */
-    private static BigDecimal[] oplogPosition(Map<String, Object> src, String[] keys) {
-        Object ts = value(src, keys[0]), ord = value(src, keys[1]);
-        if (ord == NULL) return NO_SEQUENCE;
-        return new BigDecimal[] {ts == NULL ? BigDecimal.ZERO : positionNumber(ts), positionNumber(ord)};
-    }
-
-    /** A position's integer, written as a number or as a string of digits. */
-    private static BigDecimal positionNumber(Object v) {
-        String text = v instanceof Num ? ((Num) v).text : v instanceof String ? (String) v : null;
-        if (text == null || !JsonChecks.integerText(text, 36)) throw JsonChecks.DECLINE;
-        return new BigDecimal(text);
     }
 
     /** A message of lists of rows (images "rows" and "row_befores", an UPDATE's befores one per row, or
@@ -1253,7 +1140,7 @@ public final class DeclaredJson implements PlainDecoder {
                              Map<String, Long> srids) {
         String text = cells == null ? null : cells.get(name);
         if (text != null && (convertNumbers || column[3] != Boolean.TRUE)) {
-            cells.put(name, convert(how, text, name, (String) column[1], srids));
+            cells.put(name, CellConversions.convert(how, text, name, (String) column[1], srids));
         }
     }
 
@@ -1312,152 +1199,6 @@ public final class DeclaredJson implements PlainDecoder {
     }
 
     private static final Pattern BIT_WIDTH = Pattern.compile("\\(\\s*([0-9]+)\\s*\\)");
-
-    /** A cell's text as canonical text: "java_bytes" (Arrays.toString(byte[]) as base64), "local_seconds" and a
-     *  UTC offset (wall-clock text at that offset as epoch seconds, the fraction as written). Only the spelling
-     *  the codec writes back is taken: any other (unsigned bytes, a "T" between date and time) the codec keeps as
-     *  a cell fix. Or ISO-8859-1 text of raw bytes, a character per byte (Alibaba Canal): "latin1_base64" (their
-     *  base64), "latin1_unsigned" (a big-endian BIT value of at most 64 bits), "latin1_wkb" (MySQL's geometry: a
-     *  little-endian SRID, kept in srids where it is not 0, then the WKB as base64; text that is no such value
-     *  stays as written). Or PostgreSQL's text (DRS GaussDB): "pg_hex" (bytea as lower-case hex, to base64),
-     *  "pg_bit" (a bit string as its decimal value, as wide as bit(n) says), "pg_zoned" (a timestamptz's offset
-     *  "+08", "+05:30" as "+08:00", "+05:30" after a blank). */
-    private static String convert(String how, String text, String column, String typeName, Map<String, Long> srids) {
-        if (how.startsWith("local_seconds")) return localSeconds(text, how.substring("local_seconds".length()));
-        if (how.startsWith("latin1_")) return latin1(how, text, column, srids);
-        if (how.startsWith("pg_")) return postgres(how, text, typeName);
-        if (!how.equals("java_bytes") || text.length() < 2 || text.charAt(0) != '['
-                || text.charAt(text.length() - 1) != ']') {
-            throw JsonChecks.DECLINE;
-        }
-        String inner = text.substring(1, text.length() - 1);
-        if (inner.isEmpty()) return "";
-        String[] parts = inner.split(", ", -1);
-        byte[] bytes = new byte[parts.length];
-        for (int i = 0; i < parts.length; i++) {
-            String p = parts[i];
-            if (!JAVA_BYTE.matcher(p).matches()) throw JsonChecks.DECLINE;
-            int v = Integer.parseInt(p);
-            if (v < -128 || v > 127 || !Integer.toString(v).equals(p)) throw JsonChecks.DECLINE;
-            bytes[i] = (byte) v;
-        }
-        return java.util.Base64.getEncoder().encodeToString(bytes);
-    }
-
-    private static final Pattern JAVA_BYTE = Pattern.compile("-?[0-9]{1,3}");
-    private static final Pattern LOWER_HEX = Pattern.compile("([0-9a-f]{2})*");
-    private static final Pattern BITS = Pattern.compile("[01]+");
-    private static final Pattern FIRST_WIDTH = Pattern.compile("\\(([0-9]+)\\)");
-    // drs_gaussdb's _PG_ZONED (a timestamptz as PostgreSQL prints it), _CANON_ZONED and _CANON_OFFSET
-    private static final Pattern PG_ZONED = Pattern.compile("([0-9]{4,}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}"
-            + "(?:\\.[0-9]{1,9})?)([+-])([0-9]{2})(?::?([0-9]{2}))?(?::?([0-9]{2}))?");
-    private static final Pattern CANON_ZONED = Pattern.compile(
-            "([0-9]{4,}-[0-9]{2}-[0-9]{2} [0-9]{2}:[0-9]{2}:[0-9]{2}(?:\\.[0-9]{1,9})?) (\\S+)");
-    private static final Pattern CANON_OFFSET = Pattern.compile("([+-])([0-9]{2}):([0-9]{2})(?::([0-9]{2}))?");
-
-    /** GaussValues._pg_zoned: canonical text as DRS GaussDB writes it back (printable ASCII). */
-    private static String pgZoned(String text) {
-        java.util.regex.Matcher m = CANON_ZONED.matcher(text);
-        if (!m.matches()) return text;
-        java.util.regex.Matcher o = CANON_OFFSET.matcher(m.group(2));
-        if (!o.matches()) return text;  // a zone id: written as it is
-        String minutes = o.group(3), seconds = o.group(4);
-        return m.group(1) + o.group(1) + o.group(2) + (!minutes.equals("00") || seconds != null ? ":" + minutes : "")
-                + (seconds != null ? ":" + seconds : "");
-    }
-
-    /** GaussValues.to_canonical of a text in the spelling GaussValues.from_canonical writes back; any other the
-     *  codec keeps as a cell fix, or names. */
-    private static String postgres(String how, String text, String typeName) {
-        switch (how) {
-            case "pg_hex": {
-                if (!LOWER_HEX.matcher(text).matches()) throw JsonChecks.DECLINE;  // "\\x", upper case, odd
-                byte[] bytes = new byte[text.length() / 2];
-                for (int i = 0; i < bytes.length; i++) {
-                    bytes[i] = (byte) Integer.parseInt(text.substring(2 * i, 2 * i + 2), 16);
-                }
-                return java.util.Base64.getEncoder().encodeToString(bytes);
-            }
-            case "pg_bit": {
-                if (!BITS.matcher(text).matches()) throw JsonChecks.DECLINE;  // the codec names it
-                java.math.BigInteger value = new java.math.BigInteger(text, 2);
-                java.util.regex.Matcher m = FIRST_WIDTH.matcher(typeName == null ? "" : typeName);
-                int width = 1;
-                if (m.find()) {
-                    if (m.group(1).length() > 6) throw JsonChecks.DECLINE;  // no such width: the codec's
-                    width = Integer.parseInt(m.group(1));
-                }
-                String binary = value.toString(2);  // written back zero-filled to the width (str.zfill)
-                if (!("0".repeat(Math.max(0, width - binary.length())) + binary).equals(text)) {
-                    throw JsonChecks.DECLINE;  // written back otherwise: the codec keeps it as a cell fix
-                }
-                return value.toString();
-            }
-            case "pg_zoned": {  // to_canonical; the text taken only where _pg_zoned writes it back as it was
-                for (int i = 0; i < text.length(); i++) {
-                    if (text.charAt(i) < 0x20 || text.charAt(i) > 0x7e) throw JsonChecks.DECLINE;
-                }
-                java.util.regex.Matcher m = PG_ZONED.matcher(text);
-                String canonical = !m.matches() ? text : m.group(1) + " " + m.group(2) + m.group(3) + ":"
-                        + (m.group(4) == null ? "00" : m.group(4)) + (m.group(5) == null ? "" : ":" + m.group(5));
-                if (!pgZoned(canonical).equals(text)) throw JsonChecks.DECLINE;  // the codec keeps a cell fix
-                return canonical;
-            }
-            default:
-                throw new IllegalArgumentException("unknown conversion " + how);
-        }
-    }
-    private static final Pattern BASE64 = Pattern.compile("([A-Za-z0-9+/]{4})*([A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?");
-
-    private static String latin1(String how, String text, String column, Map<String, Long> srids) {
-        byte[] data = new byte[text.length()];
-        for (int i = 0; i < data.length; i++) {
-            char c = text.charAt(i);
-            if (c > 0xff) throw JsonChecks.DECLINE;  // not a byte: the codec names it
-            data[i] = (byte) c;
-        }
-        switch (how) {
-            case "latin1_unsigned":
-                if (data.length > 8) throw JsonChecks.DECLINE;  // more than MySQL's 64 bits: the codec names it
-                return new java.math.BigInteger(1, data).toString();
-            case "latin1_wkb":
-                if (data.length < 9 || data[4] != 0 && data[4] != 1) {  // not SRID + WKB: text (WKT) stays
-                    if (BASE64.matcher(text).matches()) throw JsonChecks.DECLINE;  // would come back as bytes
-                    return text;
-                }
-                long srid = (data[0] & 0xffL) | (data[1] & 0xffL) << 8 | (data[2] & 0xffL) << 16
-                        | (data[3] & 0xffL) << 24;
-                if (srid != 0) srids.put(column, srid);
-                return java.util.Base64.getEncoder().encodeToString(java.util.Arrays.copyOfRange(data, 4, data.length));
-            case "latin1_base64":
-                return java.util.Base64.getEncoder().encodeToString(data);
-            default:
-                throw new IllegalArgumentException("unknown conversion " + how);
-        }
-    }
-    private static final Pattern LOCAL = Pattern.compile(
-            "([0-9]{4})-([0-9]{2})-([0-9]{2}) ([0-9]{2}):([0-9]{2}):([0-9]{2})(?:\\.([0-9]{1,9}))?");
-    private static final Pattern EPOCH = Pattern.compile("-?[0-9]+(\\.[0-9]{1,9})?");
-
-    /** drs_json_c.JsonCValues.local_to_epoch at a fixed offset; a zero date and text that is no date-time stay as
-     *  written (epoch-like text would be written back as a date: the codec's). */
-    private static String localSeconds(String text, String offset) {
-        for (int i = 0; i < text.length(); i++) if (text.charAt(i) > 0x7e) throw JsonChecks.DECLINE;
-        java.util.regex.Matcher m = LOCAL.matcher(text);
-        if (!m.matches()) {
-            if (EPOCH.matcher(text).matches() || text.length() > 10 && text.charAt(10) == 'T') {
-                throw JsonChecks.DECLINE;
-            }
-            return text;
-        }
-        int y = Integer.parseInt(m.group(1)), mo = Integer.parseInt(m.group(2)), d = Integer.parseInt(m.group(3));
-        if (y == 0 || mo == 0 || d == 0) return text;  // MySQL's zero date
-        if (y < 1000) throw JsonChecks.DECLINE;  // written back unpadded (strftime's %Y)
-        long seconds = epochSeconds(m, java.time.ZoneOffset.of(offset));
-        String fraction = m.group(7);
-        return fraction == null ? Long.toString(seconds)
-                : new BigDecimal(seconds).add(new BigDecimal("0." + fraction)).toPlainString();
-    }
 
     /** A list of row objects at a key; none where it is absent or null. */
     @SuppressWarnings("unchecked")
@@ -1636,18 +1377,6 @@ public final class DeclaredJson implements PlainDecoder {
         return new BigDecimal(new java.math.BigInteger(text));
     }
 
-    /** The epoch seconds of a matched wall-clock date and time (groups 1-6) at an offset; declines what is not a
-     *  valid date-time (the codec names it). */
-    private static long epochSeconds(java.util.regex.Matcher m, java.time.ZoneOffset offset) {
-        try {
-            return java.time.LocalDateTime.of(Integer.parseInt(m.group(1)), Integer.parseInt(m.group(2)),
-                    Integer.parseInt(m.group(3)), Integer.parseInt(m.group(4)), Integer.parseInt(m.group(5)),
-                    Integer.parseInt(m.group(6))).toEpochSecond(offset);
-        } catch (java.time.DateTimeException e) {
-            throw JsonChecks.DECLINE;
-        }
-    }
-
     /** A UTC wall-clock stamp as epoch milliseconds (the fraction cut to milliseconds); declines what is not a
      *  date and time of years 1-9999. */
     private static long stampMillis(String text, Pattern pattern) {
@@ -1655,7 +1384,7 @@ public final class DeclaredJson implements PlainDecoder {
         if (!m.matches()) throw JsonChecks.DECLINE;
         int year = Integer.parseInt(m.group(1));
         if (year < 1) throw JsonChecks.DECLINE;
-        long seconds = epochSeconds(m, java.time.ZoneOffset.UTC);
+        long seconds = CellConversions.epochSeconds(m, java.time.ZoneOffset.UTC);
         String fraction = m.groupCount() < 7 || m.group(7) == null ? "0" : m.group(7);
         return seconds * 1000L + Integer.parseInt((fraction + "00").substring(0, 3));
     }
