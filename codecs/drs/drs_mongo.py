@@ -58,6 +58,7 @@ from .drs_wire import apply_header_fixes, drs_id, gson_dumps, header_fixes, inte
 from ..event import Column, DecodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
 from ..shared.columns import column, shared_columns
+from ..shared.declared_rows import DeclaredRows, ShellDocuments
 from ..shared.required import INTEGER as JSON_INTEGER, STRING as JSON_STRING, Required, need, same_needs
 from ..shared.bson_values import (
     ARRAY, BASE64 as _BASE64, BIN_DATA, BOOL, BSON_TIMESTAMP, DATE, DECIMAL128, DOUBLE, EPOCH_ORDINAL as _EPOCH_ORDINAL,
@@ -566,6 +567,18 @@ class DrsMongoCodec(Codec):
               "delete carries only the key; full-sync rows are written as INSERT; no heartbeat, transaction or "
               "truncate records.",
     )
+
+    # The JVM's declared decode (shared.declared_rows): the documents written as the encoder writes them back (the
+    # Java driver's spelling, each value in its type's one form; updates that only $set); the rest (DDL, $unset,
+    # regular expressions, other spellings, which the codec keeps as fixes) ``decode`` decodes.
+    jvm_declaration = DeclaredRows(
+        op=("op", {kind: op.value for kind, op in OPS.items() if op.is_data}), images=(),
+        reads={"database": ("db", "text"), "table": ("coll", "text"), "millis": ("es", "scalar"),
+               "sequence": ("id", "integer")},
+        writes={"id": "sequence_number", "op": "op", "dbType": '="MongoDB"', "db": "database_or_empty",
+                "coll": "table", "value": "shell_value", "where": "shell_where", "recordType": "record_type",
+                "extra": "record_type", "es": "millis_number_or_null", "ts": "record_millis", "clusterTime": "null"},
+        fix_keys=True, shell_documents=ShellDocuments("value", "where", "recordType", ID))
 
     # ---------------------------------------------------------------------------------------------- decode
 

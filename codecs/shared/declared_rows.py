@@ -30,7 +30,7 @@ RENDERINGS = frozenset({"null", "op", "database", "table", "qualified_table", "s
                         "key_values", "row_id", "type_names", "type_codes",
                         "database_or_empty", "key_list_or_null", "record_millis", "schema", "schema_if_any",
                         "transaction_object", "sequence_second_of_three", "before_document", "after_document",
-                        "update_description"})
+                        "update_description", "shell_value", "shell_where", "record_type"})
 
 
 @dataclass(frozen=True)
@@ -125,6 +125,22 @@ class Documents:
 
 
 @dataclass(frozen=True)
+class ShellDocuments:
+    """The images are MongoDB shell-JSON document strings as Huawei DRS writes an oplog entry (the JVM's
+    ``ShellJson``; ``drs_mongo``): each top-level field canonical text typed by its BSON type. The document is at
+    ``value`` (an insert's; a delete's key; an update's ``{"$set": {...}}``, or with record type "replace" its whole
+    new document), an update's document key at ``where``; the record type at ``record_type`` ("insert" for an
+    insert, "update" or "replace" for an update) is kept at ``vendor[<record_type>]``. The key is the field
+    ``id_field`` where the keyed document has it, else the key document's fields. Only documents the encoder
+    writes back as they are written are taken ("shell_value", "shell_where" and "record_type" write them)."""
+
+    value: str
+    where: str
+    record_type: str
+    id_field: str
+
+
+@dataclass(frozen=True)
 class DeclaredRows:
     """Where a codec's messages keep each role, and what its encoder writes at each key it compares.
 
@@ -179,7 +195,8 @@ class DeclaredRows:
       ``record_key_names``: the primary key is the names of the Kafka record's key (an object, bare or in the
       envelope; another key, or one naming a column the keyed image lacks, declines);
       ``needs_under``: the codec's required fields are paths under this key (the envelope's), read inside it;
-      ``documents``: the images are MongoDB documents (``Documents``).
+      ``documents``: the images are MongoDB documents (``Documents``); ``shell_documents``: MongoDB shell-JSON
+      documents (``ShellDocuments``).
 
     What the encoder writes, for the vendor fixes (``json_fix.derive_fix``):
     - ``writes``: key path -> rendering (``RENDERINGS``, or "=" and a JSON constant), in the encoder's order;
@@ -229,6 +246,7 @@ class DeclaredRows:
     record_key_names: bool = False
     needs_under: Optional[str] = None
     documents: Optional[Documents] = None
+    shell_documents: Optional[ShellDocuments] = None
 
     def __post_init__(self) -> None:
         assert all(kind in READ_KINDS for _, kind in self.reads.values()), self.reads

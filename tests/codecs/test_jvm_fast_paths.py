@@ -400,9 +400,105 @@ def document_inputs() -> list[bytes]:
     return out
 
 
+# Shell-JSON values (drs-mongo): each type in the form the encoder writes it back, and spellings the codec reads
+# otherwise (kept as fixes), keeps as written or names as errors.
+SHELL_OID = 'ObjectId("5f1a2b3c4d5e6f7a8b9c0d1e")'
+SHELL_VALUES = [
+    '"abc"', '""', '"a\\"b"', '"tab\\there"', '"\\\\"', '"\\u0001"', '"\\u001f"', '"\\u0041"', '"\\u000a"',
+    '"\\/"', '"\\U0001"', '"\\u00e9"', '"é"', '"😀"', '"\\ud83d\\ude00"', '"\\ud800"', '"a\tb"', '"\x7f"',
+    '"\u00a0"', "'abc'", '"unterminated',
+    "5", "-5", "-0", "007", "2147483647", "2147483648", "-2147483649", "99999999999999999999999", "1.5", "1.50",
+    "1e5", "-1.5E-3", "1.", ".5", "1.5.3", "1e", "-", "-Infinity", "Infinity", "NaN", "0x10",
+    "null", "true", "false", "nullx", "True", "foo",
+    "NumberLong(5)", "NumberLong(-5)", 'NumberLong("5")', 'NumberLong("9223372036854775807")',
+    "NumberLong(9223372036854775807)", "NumberLong(007)", "NumberLong( 5)", "NumberLong(5.5)", "NumberInt(5)",
+    'NumberInt("5")', "NumberInt(99999999999)", "NumberInt(-0)",
+    'NumberDecimal("1.50")', 'NumberDecimal("-1E+5")', 'NumberDecimal("1e-5")', 'NumberDecimal("NaN")',
+    'NumberDecimal(" 1")', "NumberDecimal(1.5)", 'NumberDecimal("1_000")', 'NumberDecimal(".5")',
+    SHELL_OID, 'ObjectId("5F1A2B3C4D5E6F7A8B9C0D1E")', 'ObjectId("xyz")', "ObjectId()",
+    'ObjectId ("5f1a2b3c4d5e6f7a8b9c0d1e")',
+    'new BinData(0, "AQID")', 'new BinData(4, "AQIDBA==")', 'new BinData(255, "")', 'BinData(0, "AQID")',
+    'new BinData(00, "AQID")', 'new BinData(256, "AQID")', 'new BinData(0, "AQI")', 'new  BinData(0, "AQID")',
+    'new BinData(0,"AQID")',
+    'ISODate("2023-05-17T09:18:31.439Z")', 'ISODate("2023-05-17T09:18:31Z")', 'ISODate("2023-05-17T09:18:31.439123Z")',
+    'ISODate("1969-12-31T23:59:59.500Z")', 'ISODate("0001-01-01T00:00:00.000Z")', 'ISODate("9999-12-31T23:59:59.999Z")',
+    'ISODate("0000-01-01T00:00:00.000Z")', 'ISODate("2023-02-30T00:00:00.000Z")', 'ISODate("2023-05-17T24:00:00.000Z")',
+    'ISODate("2023-05-17T09:18:31.439+08:00")', "new Date(1684315111439)", "new Date(-62198755200000)",
+    "Timestamp(1684315111, 1)", "Timestamp(1,2)", "Timestamp(-1, 2)", "Timestamp(01, 2)",
+    "/ab+c/i", "MinKey", "MaxKey", "undefined", 'UUID("0123456789abcdef0123456789abcdef")',
+    '{"a": 1, "b": [1, 2]}', '{"a":1}', "{}", "[]", '[1, "x", null, true, {"k": NumberLong(5)}]',
+    '{"a": ObjectId("5f1a2b3c4d5e6f7a8b9c0d1e"), "b": new BinData(0, "AQ==")}', '{"a\\u0041": 1}',
+    '{"a": "x\\ty"}', '{"a": "x, y: z"}', "{a: 1}", "{'a': 1}", "[1 , 2]", '{"a": foo}', '{"a": /x/}',
+    '{"a": Foo()}', '{"a": new Foo(1, [2])}', '{"a": new  Foo(1)}', '{"a": 1.5e3}', '{"a": -Infinity}',
+    '{"a": {"b": {"c": [[], {}]}}}', "[" * 70 + "]" * 70, '{"a": 1, "a": 2}', '{"a": 1}x', '{"a": 1} ',
+]
+SHELL_NAMES = ['"_id"', '"a.b"', '"$x"', '"a\\"b"', '"\\u0001"', '"é"', '""', "a", '"a\tb"']
+
+
+def shell_message(op: str, value, where=None, record_type="insert", **header) -> bytes:
+    """A DRS oplog entry (drs-mongo) as the codec writes one, with ``header`` keys set (None: left out)."""
+    msg = {"id": 601, "op": op, "dbType": "MongoDB", "db": "shop", "coll": "c", "value": value, "where": where,
+           "recordType": record_type, "extra": record_type, "es": 1704063600000, "ts": 1704063600000,
+           "clusterTime": None}
+    for k, v in header.items():
+        if v is None:
+            msg.pop(k)
+        else:
+            msg[k] = v
+    return json.dumps(msg, ensure_ascii=False).encode()
+
+
+def shell_changes(field: str, value: str) -> list[bytes]:
+    """A document with one field ``field`` of ``value``: inserted, deleted, updated by $set, replaced."""
+    key = f'{{"_id": {SHELL_OID}}}'
+    doc = f'{{"_id": {SHELL_OID}, {field}: {value}}}'
+    return [shell_message("INSERT", doc), shell_message("DELETE", doc, record_type="doc"),
+            shell_message("UPDATE", f'{{"$set": {{{field}: {value}}}}}', key, "update"),
+            shell_message("UPDATE", doc, key, "replace")]
+
+
+def shell_inputs() -> list[bytes]:
+    """drs-mongo's declared inputs, documents of every shell-JSON kind and spelling, updates and keys written every
+    way, and header keys of every kind."""
+    out = declared_inputs("drs-mongo")
+    for value in SHELL_VALUES:
+        out += shell_changes('"v"', value)
+    for name in SHELL_NAMES:
+        out += shell_changes(name, "1")
+    key, doc = f'{{"_id": {SHELL_OID}}}', f'{{"_id": {SHELL_OID}, "a": 1}}'
+    for value, where, kind in [
+            ('{"$set": {"a": 2}}', key, "update"), ('{"$set":{"a":2}}', key, "update"),
+            ('{"$set": {}}', key, "update"), (f'{{"$set": {{"_id": {SHELL_OID}, "a": 2}}}}', key, "update"),
+            ('{"$set": {"_id": 5}}', key, "update"), ('{"$set": {"a": 2}, "$unset": {"b": 1}}', key, "update"),
+            ('{"$unset": {"b": ""}}', key, "update"), ('{"$v": 2, "$set": {"a": 2}}', key, "update"),
+            ('{"$inc": {"a": 1}}', key, "update"), ('{"$set": {"a": 2}}', "{}", "update"),
+            ('{"$set": {"a": 2}}', '{"k": 1, "j": "x"}', "update"), ('{"$set": {"a": 2}}', None, "update"),
+            ('{"$set": {"a": 2}}', '{"_id": 5}', "update"), ('{"$set": {"a": 2}}', key, "replace"),
+            ('{"$set": {"a": 2}}', "[]", "update"), ('{"$set": {"a": 2}}', "5", "update"),
+            (doc, key, "replace"), (doc, '{"_id": "5f1a2b3c4d5e6f7a8b9c0d1e"}', "replace"), (doc, "{}", "replace"),
+            ('{"a": 1}', key, "replace"), ('{"a": 1, "_id": 5}', '{"_id": 5.0}', "replace"), (doc, key, "doc"),
+            (doc, key, None), (doc, key, 5)]:
+        out.append(shell_message("UPDATE", value, where, kind))
+    for op, value, where, kind in [("INSERT", doc, None, "update"), ("INSERT", doc, key, "insert"),
+                                   ("INSERT", "{}", None, "insert"), ("INSERT", '{"a": 1}', None, "insert"),
+                                   ("INSERT", "[]", None, "insert"), ("INSERT", 5, None, "insert"),
+                                   ("INSERT", None, None, "insert"), ("INSERT", doc, None, None),
+                                   ("DELETE", key, None, "replace"), ("DELETE", key, None, None),
+                                   ("DELETE", key, None, "insert"), ("DELETE", key, key, "doc"),
+                                   ("DELETE", '{"k": 1, "j": "x"}', None, "doc"), ("DELETE", "{}", None, "doc"),
+                                   ("DDL", '{"create": "c"}', None, "ddl"), ("REPLACE", doc, key, "replace")]:
+        out.append(shell_message(op, value, where, kind))
+    for header in [{"id": "601"}, {"id": None}, {"id": 6.5}, {"es": "1704063600000"}, {"es": None}, {"es": 1.5},
+                   {"ts": None}, {"ts": "5"}, {"extra": "other"}, {"extra": None}, {"dbType": "mongo"},
+                   {"clusterTime": "x"}, {"db": ""}, {"db": None}, {"db": " shop "}, {"coll": ""}, {"coll": 5},
+                   {"other": [1, {"a": 2}]}, {"where": None}]:
+        out.append(shell_message("INSERT", doc, **header))
+    return out
+
+
 DECLARED = [f for f in available_formats() if jvm_declared(get_codec(f))]
 INPUTS = {**{f: partial(declared_inputs, f) for f in DECLARED}, "canal-json": canal_inputs,
-          "debezium-json": connect_inputs, "debezium-bson": document_inputs}
+          "debezium-json": connect_inputs, "debezium-bson": document_inputs, "drs-mongo": shell_inputs}
 # How much of what the Python side takes the JVM must take. The declared formats' inputs are mostly values of
 # every JSON kind (booleans, objects) in cells and metadata, DDL and control records, left to Python by design.
 TAKEN_SHARE = {"canal-json": 0.6, "maxwell-json": 0.4, **{f: 0.3 for f in DECLARED if f != "maxwell-json"}}
@@ -621,6 +717,32 @@ def test_the_record_key_gives_a_mongodb_change_its_document_key(spark):
                 taken += 1
             decoded -= key in unread and expected is not None
     assert taken >= 0.85 * decoded, (taken, decoded)  # the rest: changes it leaves to the codec
+
+
+# Values as the Java driver writes them (each type in its one form): DRS's own messages, which the JVM decodes.
+DRIVER_SPELLED = ['"abc"', '"a\\"b"', '"\\u0001"', '"é"', "5", "2147483648", "1.50", "null", "true", "NumberLong(5)",
+                  'NumberLong("9223372036854775807")', "NumberInt(5)", 'NumberDecimal("1.50")', SHELL_OID,
+                  'new BinData(4, "AQIDBA==")', 'ISODate("1969-12-31T23:59:59.500Z")', "Timestamp(1684315111, 1)",
+                  '{"a": 1, "b": [1, 2]}', '[1, "x", null, {"k": NumberLong(5)}]']
+# The same values spelled otherwise: decoded by the codec, which keeps the spelling as a fix of the message.
+RESPELLED = ['"\\u0041"', 'NumberLong("5")', "NumberLong( 5)", 'new BinData(0,"AQID")', "BinData(0, \"AQID\")",
+             'ISODate("2023-05-17T09:18:31Z")', "new Date(1684315111439)", "Timestamp(1,2)", '{"a":1}', "[1 , 2]"]
+
+
+def test_a_drs_mongo_document_in_the_drivers_spelling_decodes_in_the_jvm(spark):
+    """Inserts, deletes, $set updates and replaces of a document with a field of each BSON type as the Java driver
+    writes it decode in the JVM, to the codec's rows; the same values spelled otherwise (the codec keeps the
+    spelling as a fix, so that a re-encode writes it back) are left to the codec."""
+    def both(values: list[str]) -> tuple[list, list]:
+        raws = [raw for v in values for raw in shell_changes('"v"', v)]
+        return jvm_rows(spark, "drs-mongo", raws), [python_rows("drs-mongo", r, 1) for r in raws]
+
+    jvm, python = both(DRIVER_SPELLED)
+    assert all(p is not None and "fix" not in (p[0]["vendor"] or "") for p in python)
+    assert jvm == python
+    jvm, python = both(RESPELLED)
+    assert all(p is not None and '"fix"' in p[0]["vendor"] for p in python)
+    assert jvm == [None] * len(python)
 
 
 @pytest.mark.parametrize("fmt", ["drs-json", "drs-json-c"])

@@ -330,7 +330,7 @@ def test_a_kafka_plan_decodes_in_the_jvm_from_as_many_records_as_a_file_from_byt
     assert jvm_decode.runs_records(spark, "maxwell-json", 1000) and not jvm_decode.runs_records(spark, "maxwell-json",
                                                                                                  999)
     assert not jvm_decode.runs_records(spark, "canal-json", 4999) and jvm_decode.runs_records(spark, "canal-json", 5000)
-    assert not jvm_decode.runs_records(spark, "drs-mongo", 10**9)
+    assert not jvm_decode.runs_records(spark, "dataworks-json", 10**9)
     monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "on")
     assert jvm_decode.runs_records(spark, "maxwell-json", 1)
     monkeypatch.setenv("CDC_REPLAY_JVM_DECODE", "off")

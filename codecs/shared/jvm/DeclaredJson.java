@@ -65,6 +65,8 @@ public final class DeclaredJson implements PlainDecoder {
         String beforeDocument, afterDocument;
         boolean beforeFromKey, replaces;  // replaces: an UPDATE's after is the whole row (replaces_row)
         Map<String, Object> description;
+        // shell_documents: the document texts and the record type read, which the encoder writes back as they are
+        String valueText, whereText, recordType;
     }
 
     private final String[] opPath;
@@ -138,6 +140,9 @@ public final class DeclaredJson implements PlainDecoder {
     // truncated arrays); the strings are kept at vendor[docVendor]; the document key is docId, which the record
     // key's member keyMember holds as Extended JSON
     private final String docVendor, docChanges, docUpdated, docRemoved, docTruncated, docId, keyMember;
+    // shell_documents: the images are MongoDB shell-JSON document strings (ShellJson): the document at shellValue,
+    // an update's key at shellWhere, the kind of change at shellRecordType (kept as vendor data), the key field shellId
+    private final String shellValue, shellWhere, shellRecordType, shellId;
 
     /** {@code declaration}: the JSON text {@code DeclaredRows.text()} writes. */
     @SuppressWarnings("unchecked")
@@ -280,6 +285,12 @@ public final class DeclaredJson implements PlainDecoder {
         docTruncated = (String) docs.get("truncated");
         docId = (String) docs.get("id_field");
         keyMember = (String) docs.get("key_member");
+        Map<String, Object> shell = d.get("shell_documents") instanceof Map
+                ? (Map<String, Object>) d.get("shell_documents") : Map.of();
+        shellValue = (String) shell.get("value");
+        shellWhere = (String) shell.get("where");
+        shellRecordType = (String) shell.get("record_type");
+        shellId = (String) shell.get("id_field");
     }
 
     private static String[] split(Object path) {
@@ -536,6 +547,8 @@ public final class DeclaredJson implements PlainDecoder {
         }
         if (docVendor != null) {
             documentRow(msg, row, vendor);
+        } else if (shellValue != null) {
+            shellRow(msg, row, vendor);
         } else if (connect != null) {
             connectRow(row, images);
         } else {
@@ -561,7 +574,7 @@ public final class DeclaredJson implements PlainDecoder {
         fixes(msg, row, vendor);
         String tableName = qualified(row);
         List<Object[]> declared = reads.containsKey("column_specs") || connect != null || docVendor != null
-                ? row.columns
+                || shellValue != null ? row.columns
                 : columns(numbers, types, Map.of());
         Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, declared, row.key, row.ms,
                 row.sequence, 0, vendor.length() == 1 ? null : vendor.append('}').toString(), true, row.txn,
@@ -926,6 +939,85 @@ public final class DeclaredJson implements PlainDecoder {
             columns.putIfAbsent(e.getKey(), e.getValue().column(e.getKey()));
             primary.add(e.getKey());
         }
+    }
+
+    // ------------------------------------------------------------------ MongoDB shell-JSON documents (shell_documents)
+
+    /** An oplog entry whose documents are shell-JSON strings (drs_mongo._event): an insert's document (record type
+     *  "insert"), a delete's key (any record type), an update's key at shellWhere and either its set fields
+     *  ({"$set": {...}}, "update": the after is the key and those) or its whole new document ("replace"). The
+     *  columns are the fields' BSON types, a later document's over an earlier one's. Taken only where the encoder
+     *  derives the documents again as they are written (ShellJson): a key field set to its own value, set out of
+     *  the after's order or typed otherwise than in the key would be written otherwise, and declines. */
+    private void shellRow(Map<String, Object> msg, Row row, StringBuilder vendor) {
+        Object value = msg.getOrDefault(shellValue, MISSING), where = msg.getOrDefault(shellWhere, MISSING);
+        Object kind = msg.getOrDefault(shellRecordType, MISSING);
+        if (!(value instanceof String) || !(kind instanceof String)) throw JsonChecks.DECLINE;  // the codec's error
+        boolean insert = "INSERT".equals(row.op), delete = "DELETE".equals(row.op);
+        boolean replace = !insert && !delete && "replace".equals(kind);
+        if (insert ? !"insert".equals(kind) : !delete && !replace && !"update".equals(kind)) {
+            throw JsonChecks.DECLINE;
+        }
+        // an insert or delete with a where: parsed and kept as a fix by the codec; an update without: its error
+        if (insert || delete ? where != MISSING && where != NULL : !(where instanceof String)) {
+            throw JsonChecks.DECLINE;
+        }
+        LinkedHashMap<String, Object[]> columns = new LinkedHashMap<>();
+        if (insert || delete) {
+            LinkedHashMap<String, String> image = shellImage(ShellJson.document((String) value), columns);
+            if (insert) row.after = image; else row.before = image;
+        } else {
+            LinkedHashMap<String, ExtendedJson.Typed> key = ShellJson.document((String) where);
+            LinkedHashMap<String, ExtendedJson.Typed> fields = replace ? ShellJson.document((String) value)
+                    : ShellJson.setFields((String) value);
+            for (Map.Entry<String, ExtendedJson.Typed> e : fields.entrySet()) {  // the key is written in its type
+                ExtendedJson.Typed k = key.get(e.getKey());
+                if (k != null && (!k.type.equals(e.getValue().type) || k.number != e.getValue().number)) {
+                    throw JsonChecks.DECLINE;
+                }
+            }
+            row.before = shellImage(key, columns);
+            LinkedHashMap<String, String> after = replace ? new LinkedHashMap<>() : new LinkedHashMap<>(row.before);
+            after.putAll(shellImage(fields, columns));
+            if (!replace) {  // $set is written with the after's fields but the key's unchanged ones, in its order
+                List<String> written = new ArrayList<>(after.size());
+                for (Map.Entry<String, String> e : after.entrySet()) {
+                    if (!(row.before.containsKey(e.getKey())
+                            && java.util.Objects.equals(row.before.get(e.getKey()), e.getValue()))) {
+                        written.add(e.getKey());
+                    }
+                }
+                if (!written.equals(new ArrayList<>(fields.keySet()))) throw JsonChecks.DECLINE;
+            }
+            row.after = after;
+            row.whereText = (String) where;
+        }
+        Map<String, String> keyed = insert ? row.after : row.before;
+        if (keyed.containsKey(shellId)) {
+            row.key.add(shellId);
+        } else if (!insert) {
+            row.key.addAll(keyed.keySet());
+        }
+        row.replaces = "replace".equals(kind);  // replaces_row follows the record type, a delete's too
+        row.valueText = (String) value;
+        // the record type the encoder writes: a delete's empty one as "doc" (then kept as a fix)
+        row.recordType = delete && ((String) kind).isEmpty() ? "doc" : (String) kind;
+        row.columns = documentColumns(columns, row.before, row.after);
+        if (vendor.length() > 1) vendor.append(',');
+        OrjsonText.quote(vendor, shellRecordType);
+        vendor.append(':');
+        OrjsonText.quote(vendor, (String) kind);
+    }
+
+    /** A shell document's image, every field's column (null's too, typed "null") put into {@code columns}. */
+    private static LinkedHashMap<String, String> shellImage(LinkedHashMap<String, ExtendedJson.Typed> fields,
+                                                            Map<String, Object[]> columns) {
+        LinkedHashMap<String, String> image = new LinkedHashMap<>();
+        for (Map.Entry<String, ExtendedJson.Typed> e : fields.entrySet()) {
+            columns.put(e.getKey(), e.getValue().column(e.getKey()));
+            image.put(e.getKey(), e.getValue().text);
+        }
+        return image;
     }
 
     /** The images' columns (before's names, then after's others): the typed ones first, then the untyped. */
@@ -1681,6 +1773,9 @@ public final class DeclaredJson implements PlainDecoder {
                 return ("INSERT".equals(row.op) || "SNAPSHOT".equals(row.op) || row.replaces)
                         && row.afterDocument != null ? row.afterDocument : NULL;
             case "update_description": return row.description == null ? NULL : row.description;
+            case "shell_value": return row.valueText;  // taken only where the encoder writes it as it is
+            case "shell_where": return row.whereText == null ? NULL : row.whereText;
+            case "record_type": return row.recordType;
             case "row_id": {  // the qualified table, "-", the key's values (the before of an update)
                 boolean inserted = "INSERT".equals(row.op) || "SNAPSHOT".equals(row.op);
                 Map<String, String> image = inserted ? row.after : row.before;

@@ -1,0 +1,372 @@
+package cdcreplay.codecs;
+
+import java.math.BigInteger;
+import java.util.LinkedHashMap;
+import java.util.regex.Pattern;
+
+/**
+ * MongoDB shell-mode JSON documents as Huawei DRS writes them (the Java driver's {@code {"_id": ObjectId("..."),
+ * "qty": NumberLong(5)}}), in the document model the Mongo formats share ({@code shared/bson_values.py}): each
+ * top-level field as canonical text typed by its BSON type, as {@code drs_mongo.typed} reads it.
+ *
+ * <p>Only the one spelling the codec's encoder writes back is read: the driver's spacing ({@code ", "} and
+ * {@code ": "}) and, for each top-level value, the form {@code drs_mongo.render_typed} gives its type. A document
+ * so written is derived again as it is, so the codec keeps no fix of it. Any other spelling, and every value the
+ * codec keeps as written (regular expressions, MinKey, other constructors) or names as an error, declines, and
+ * the codec decodes the message.
+ */
+final class ShellJson {
+    private ShellJson() {}
+
+    // bson_values.NUMBER and INT, ASCII digits only (Python's \d also takes other scripts' digits: those decline)
+    private static final Pattern NUMBER = Pattern.compile("-?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?");
+    private static final Pattern INT = Pattern.compile("-?[0-9]+");
+    // decimals is_decimal takes and json.dumps writes as they are
+    private static final Pattern DECIMAL = Pattern.compile("-?[0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?");
+    private static final Pattern HEX24 = Pattern.compile("[0-9a-fA-F]{24}");
+    private static final Pattern BASE64 = Pattern.compile(
+            "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?");
+    private static final Pattern SUBTYPE = Pattern.compile("0|[1-9][0-9]{0,2}");
+    // render_date's ISODate text: years 1..9999, milliseconds, UTC
+    private static final Pattern ISO_MILLIS = Pattern.compile(
+            "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z");
+    private static final BigInteger INT32_MIN = BigInteger.valueOf(Integer.MIN_VALUE),
+            INT32_MAX = BigInteger.valueOf(Integer.MAX_VALUE);
+    private static final int MAX_DEPTH = 64;  // deeper nesting: the codec's reader decides
+
+    /** A document's top-level fields, in order; declines text that is not one document in the encoder's spelling,
+     *  or that names a field twice. */
+    static LinkedHashMap<String, ExtendedJson.Typed> document(String text) {
+        Reader r = new Reader(text);
+        LinkedHashMap<String, ExtendedJson.Typed> fields = r.document();
+        r.end();
+        return fields;
+    }
+
+    /** An update's {@code {"$set": {<fields>}}} as the encoder writes one that only sets fields: those fields. */
+    static LinkedHashMap<String, ExtendedJson.Typed> setFields(String text) {
+        Reader r = new Reader(text);
+        r.expect("{\"$set\": ");
+        LinkedHashMap<String, ExtendedJson.Typed> fields = r.document();
+        r.expect("}");
+        r.end();
+        return fields;
+    }
+
+    private static final class Reader {
+        private final String s;
+        private int i;
+
+        Reader(String s) {
+            this.s = s;
+        }
+
+        void expect(String text) {
+            if (!s.startsWith(text, i)) throw JsonChecks.DECLINE;
+            i += text.length();
+        }
+
+        void end() {
+            if (i != s.length()) throw JsonChecks.DECLINE;
+        }
+
+        private char peek() {
+            if (i >= s.length()) throw JsonChecks.DECLINE;
+            return s.charAt(i);
+        }
+
+        /** {"name": value, ...}: the render_document form. */
+        LinkedHashMap<String, ExtendedJson.Typed> document() {
+            expect("{");
+            LinkedHashMap<String, ExtendedJson.Typed> fields = new LinkedHashMap<>();
+            if (peek() == '}') {
+                i++;
+                return fields;
+            }
+            while (true) {
+                String name = string();
+                expect(": ");
+                if (fields.put(name, value()) != null) throw JsonChecks.DECLINE;  // the codec keeps the last
+                if (peek() == '}') {
+                    i++;
+                    return fields;
+                }
+                expect(", ");
+            }
+        }
+
+        /** A top-level value in the one form render_typed writes for its type. */
+        private ExtendedJson.Typed value() {
+            char c = peek();
+            if (c == '"') return new ExtendedJson.Typed("string", string(), false);
+            if (c == '{' || c == '[') {
+                StringBuilder compact = new StringBuilder();
+                nested(compact, 0);
+                return new ExtendedJson.Typed(c == '{' ? "object" : "array", compact.toString(), false);
+            }
+            if (c == '-' || c >= '0' && c <= '9') {
+                String t = number();
+                if (!INT.matcher(t).matches()) return new ExtendedJson.Typed("double", t, true);
+                return new ExtendedJson.Typed(int32(t) ? "int32" : "int64", t, true);
+            }
+            if (word("null")) return new ExtendedJson.Typed("null", null, false);
+            if (word("true")) return new ExtendedJson.Typed("bool", "true", false);
+            if (word("false")) return new ExtendedJson.Typed("bool", "false", false);
+            if (s.startsWith("ObjectId(\"", i)) {
+                String hex = quotedArgument("ObjectId(");
+                if (!HEX24.matcher(hex).matches()) throw JsonChecks.DECLINE;
+                return new ExtendedJson.Typed("objectId", hex, false);
+            }
+            if (s.startsWith("NumberLong(\"", i)) {  // beyond int32: quoted
+                String digits = quotedArgument("NumberLong(");
+                if (!INT.matcher(digits).matches() || int32(digits)) throw JsonChecks.DECLINE;
+                return new ExtendedJson.Typed("int64", digits, false);
+            }
+            if (s.startsWith("NumberLong(", i) || s.startsWith("NumberInt(", i)) {
+                boolean longs = s.startsWith("NumberLong(", i);
+                expect(longs ? "NumberLong(" : "NumberInt(");
+                String digits = number();
+                expect(")");
+                if (!INT.matcher(digits).matches() || longs && !int32(digits)) throw JsonChecks.DECLINE;
+                return new ExtendedJson.Typed(longs ? "int64" : "int32", digits, false);
+            }
+            if (s.startsWith("NumberDecimal(\"", i)) {
+                String digits = quotedArgument("NumberDecimal(");
+                if (!DECIMAL.matcher(digits).matches()) throw JsonChecks.DECLINE;
+                return new ExtendedJson.Typed("decimal128", digits, false);
+            }
+            if (s.startsWith("new BinData(", i)) {
+                expect("new BinData(");
+                int from = i;
+                while (peek() >= '0' && peek() <= '9') i++;
+                String subtype = s.substring(from, i);
+                if (!SUBTYPE.matcher(subtype).matches() || Integer.parseInt(subtype) > 255) throw JsonChecks.DECLINE;
+                expect(", ");
+                String base64 = quotedArgument("");
+                if (!BASE64.matcher(base64).matches()) throw JsonChecks.DECLINE;
+                return new ExtendedJson.Typed(subtype.equals("0") ? "binData" : "binData(" + subtype + ")", base64,
+                        false);
+            }
+            if (s.startsWith("ISODate(\"", i)) {
+                String iso = quotedArgument("ISODate(");
+                String epoch = ISO_MILLIS.matcher(iso).matches() && !iso.startsWith("0000")
+                        ? ExtendedJson.isoToEpoch(iso) : null;
+                if (epoch == null) throw JsonChecks.DECLINE;  // an impossible date: the codec keeps it as written
+                return new ExtendedJson.Typed("timestamp(3)", epoch, false);
+            }
+            if (s.startsWith("Timestamp(", i)) {
+                expect("Timestamp(");
+                String t = digits();
+                expect(", ");
+                String inc = digits();
+                expect(")");
+                return new ExtendedJson.Typed("bsonTimestamp", t + ":" + inc, false);
+            }
+            throw JsonChecks.DECLINE;  // regular expressions, MinKey, NaN, other constructors: kept as written
+        }
+
+        /** {@code call} (none: an argument after others), then a string written as it is ("..." without an escape),
+         *  then ")". */
+        private String quotedArgument(String call) {
+            expect(call);
+            expect("\"");
+            int from = i;
+            while (true) {
+                char c = peek();
+                if (c == '"') break;
+                if (c == '\\' || c < 0x20) throw JsonChecks.DECLINE;
+                i++;
+            }
+            String text = s.substring(from, i);
+            expect("\")");
+            return text;
+        }
+
+        private String digits() {
+            int from = i;
+            while (peek() >= '0' && peek() <= '9') i++;
+            if (i == from) throw JsonChecks.DECLINE;
+            return s.substring(from, i);
+        }
+
+        /** A number token, as the codec's tokenizer cuts one (bson_values.NUMBER in full). */
+        private String number() {
+            int from = i;
+            while (i < s.length() && "0123456789.eE+-".indexOf(s.charAt(i)) >= 0) i++;
+            String t = s.substring(from, i);
+            if (!NUMBER.matcher(t).matches()) throw JsonChecks.DECLINE;
+            return t;
+        }
+
+        private boolean word(String w) {
+            if (!s.startsWith(w, i)) return false;
+            int end = i + w.length();
+            if (end < s.length() && (Character.isLetterOrDigit(s.charAt(end)) || s.charAt(end) == '_'
+                    || s.charAt(end) == '$')) {
+                return false;  // a longer name
+            }
+            i = end;
+            return true;
+        }
+
+        /** A JSON string as Python's json writes it (ensure_ascii=False: the escapes of '"', '\\', \b \f \n \r \t
+         *  and other control characters as lower-case backslash-u, nothing else): its text. Another spelling of
+         *  the same text would be written otherwise: declines. */
+        private String string() {
+            expect("\"");
+            StringBuilder b = null;
+            int from = i;
+            while (true) {
+                char c = peek();
+                if (c == '"') break;
+                if (c < 0x20) throw JsonChecks.DECLINE;
+                if (c != '\\') {
+                    if (b != null) b.append(c);
+                    i++;
+                    continue;
+                }
+                if (b == null) b = new StringBuilder(s.substring(from, i));
+                i++;
+                char e = peek();
+                i++;
+                switch (e) {
+                    case '"': b.append('"'); break;
+                    case '\\': b.append('\\'); break;
+                    case 'b': b.append('\b'); break;
+                    case 'f': b.append('\f'); break;
+                    case 'n': b.append('\n'); break;
+                    case 'r': b.append('\r'); break;
+                    case 't': b.append('\t'); break;
+                    case 'u': {
+                        if (i + 4 > s.length() || !s.startsWith("00", i)) throw JsonChecks.DECLINE;
+                        String hex = s.substring(i + 2, i + 4);
+                        if (!hex.equals(hex.toLowerCase(java.util.Locale.ROOT))) throw JsonChecks.DECLINE;
+                        int code;
+                        try {
+                            code = Integer.parseInt(hex, 16);
+                        } catch (NumberFormatException x) {
+                            throw JsonChecks.DECLINE;
+                        }
+                        if (code >= 0x20 || "\b\f\n\r\t".indexOf(code) >= 0) throw JsonChecks.DECLINE;
+                        b.append((char) code);
+                        i += 4;
+                        break;
+                    }
+                    default: throw JsonChecks.DECLINE;  // \/ : written without the backslash
+                }
+            }
+            String text = b == null ? s.substring(from, i) : b.toString();
+            i++;
+            for (int k = 0; k < text.length(); k++) {  // a lone surrogate: the Python readers' to judge
+                char c = text.charAt(k);
+                if (Character.isHighSurrogate(c) && k + 1 < text.length()
+                        && Character.isLowSurrogate(text.charAt(k + 1))) {
+                    k++;
+                } else if (Character.isSurrogate(c)) {
+                    throw JsonChecks.DECLINE;
+                }
+            }
+            return text;
+        }
+
+        /** A nested document or array in the driver's spacing, its compact text (Node.compact) appended: atoms as
+         *  they are written, ", " and ": " without their blank. */
+        private void nested(StringBuilder compact, int depth) {
+            if (depth > MAX_DEPTH) throw JsonChecks.DECLINE;
+            char open = peek();
+            char close = open == '{' ? '}' : open == '[' ? ']' : '\0';
+            if (close == '\0') {
+                atom(compact, depth);
+                return;
+            }
+            i++;
+            compact.append(open);
+            if (peek() == close) {
+                i++;
+                compact.append(close);
+                return;
+            }
+            while (true) {
+                if (close == '}') {
+                    int from = i;
+                    rawString(true);
+                    compact.append(s, from, i);
+                    expect(": ");
+                    compact.append(':');
+                }
+                nested(compact, depth + 1);
+                if (peek() == close) {
+                    i++;
+                    compact.append(close);
+                    return;
+                }
+                expect(", ");
+                compact.append(',');
+            }
+        }
+
+        /** A value inside a nested document: a string, number, true/false/null or a constructor call, as
+         *  written. */
+        private void atom(StringBuilder compact, int depth) {
+            char c = peek();
+            int from = i;
+            if (c == '"') {
+                rawString(false);
+            } else if (c == '-' || c >= '0' && c <= '9') {
+                number();
+            } else if (!(word("null") || word("true") || word("false"))) {
+                call(compact, depth);
+                return;
+            }
+            compact.append(s, from, i);
+        }
+
+        /** Name(args) or new Name(args), the arguments ", "-separated. */
+        private void call(StringBuilder compact, int depth) {
+            int from = i;
+            if (s.startsWith("new ", i)) i += 4;
+            char c = peek();
+            if (!(c >= 'A' && c <= 'Z' || c >= 'a' && c <= 'z' || c == '_' || c == '$')) throw JsonChecks.DECLINE;
+            while (i < s.length() && (Character.isLetterOrDigit(s.charAt(i)) && s.charAt(i) < 0x80
+                    || s.charAt(i) == '_' || s.charAt(i) == '$')) {
+                i++;
+            }
+            String name = s.substring(from, i);
+            if (name.equals("new") || name.equals("new new")) throw JsonChecks.DECLINE;
+            expect("(");
+            compact.append(name).append('(');
+            if (peek() == ')') {
+                i++;
+                compact.append(')');
+                return;
+            }
+            while (true) {
+                nested(compact, depth + 1);
+                if (peek() == ')') {
+                    i++;
+                    compact.append(')');
+                    return;
+                }
+                expect(", ");
+                compact.append(',');
+            }
+        }
+
+        /** A double-quoted string as it is written; a key's must read as its text without an escape. */
+        private void rawString(boolean key) {
+            expect("\"");
+            while (true) {
+                char c = peek();
+                if (c == '"') break;
+                if (key && (c == '\\' || c < 0x20)) throw JsonChecks.DECLINE;
+                i += c == '\\' ? 2 : 1;
+            }
+            i++;
+        }
+    }
+
+    private static boolean int32(String digits) {
+        BigInteger v = new BigInteger(digits);
+        return v.compareTo(INT32_MIN) >= 0 && v.compareTo(INT32_MAX) <= 0;
+    }
+}
