@@ -38,11 +38,12 @@ final class ExtendedJson {
 
     private static final Map<String, Integer> JDBC = Map.of("string", 12, "int32", 4, "int64", -5, "double", 8,
             "decimal128", 3, "bool", 16, "timestamp(3)", 93);
-    private static final Pattern HEX24 = Pattern.compile("[0-9a-fA-F]{24}");
+    // bson_values.HEX24 and BASE64 (ShellJson's too)
+    static final Pattern HEX24 = Pattern.compile("[0-9a-fA-F]{24}");
     private static final Pattern DECIMAL = Pattern.compile(
             "[+-]?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?");
     private static final Pattern DOUBLE = Pattern.compile("-?[0-9.eE+-]+");
-    private static final Pattern BASE64 = Pattern.compile(
+    static final Pattern BASE64 = Pattern.compile(
             "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?");
     private static final Pattern SUBTYPE = Pattern.compile("[0-9a-fA-F]{1,2}");
     private static final Pattern OPTIONS = Pattern.compile("[a-z]*");
@@ -68,7 +69,7 @@ final class ExtendedJson {
             String t = ((DeclaredJson.Num) v).text;
             if (!integer(t)) return new Typed("double", t, true);
             BigInteger n = new BigInteger(t);
-            return new Typed(n.compareTo(INT32_MIN) >= 0 && n.compareTo(INT32_MAX) <= 0 ? "int32" : "int64", t, true);
+            return new Typed(int32(n) ? "int32" : "int64", t, true);
         }
         if (v instanceof List) return new Typed("array", json(v, jsonNull), false);
         Map<String, Object> m = (Map<String, Object>) v;
@@ -165,6 +166,11 @@ final class ExtendedJson {
             default: break;
         }
         throw JsonChecks.DECLINE;
+    }
+
+    /** Whether a bare integer is an int32, as the Java driver reads one (bson_values.INT32_RANGE). */
+    static boolean int32(BigInteger n) {
+        return n.compareTo(INT32_MIN) >= 0 && n.compareTo(INT32_MAX) <= 0;
     }
 
     /** A BSON date's milliseconds as epoch seconds with three fraction digits (ms_to_epoch). */

@@ -23,15 +23,10 @@ final class ShellJson {
     private static final Pattern INT = Pattern.compile("-?[0-9]+");
     // decimals is_decimal takes and json.dumps writes as they are
     private static final Pattern DECIMAL = Pattern.compile("-?[0-9]+(?:\\.[0-9]+)?(?:[eE][+-]?[0-9]+)?");
-    private static final Pattern HEX24 = Pattern.compile("[0-9a-fA-F]{24}");
-    private static final Pattern BASE64 = Pattern.compile(
-            "(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?");
     private static final Pattern SUBTYPE = Pattern.compile("0|[1-9][0-9]{0,2}");
     // render_date's ISODate text: years 1..9999, milliseconds, UTC
     private static final Pattern ISO_MILLIS = Pattern.compile(
             "[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}\\.[0-9]{3}Z");
-    private static final BigInteger INT32_MIN = BigInteger.valueOf(Integer.MIN_VALUE),
-            INT32_MAX = BigInteger.valueOf(Integer.MAX_VALUE);
     private static final int MAX_DEPTH = 64;  // deeper nesting: the codec's reader decides
 
     /** A document's top-level fields, in order; declines text that is not one document in the encoder's spelling,
@@ -114,7 +109,7 @@ final class ShellJson {
             if (word("false")) return new ExtendedJson.Typed("bool", "false", false);
             if (s.startsWith("ObjectId(\"", i)) {
                 String hex = quotedArgument("ObjectId(");
-                if (!HEX24.matcher(hex).matches()) throw JsonChecks.DECLINE;
+                if (!ExtendedJson.HEX24.matcher(hex).matches()) throw JsonChecks.DECLINE;
                 return new ExtendedJson.Typed("objectId", hex, false);
             }
             if (s.startsWith("NumberLong(\"", i)) {  // beyond int32: quoted
@@ -143,7 +138,7 @@ final class ShellJson {
                 if (!SUBTYPE.matcher(subtype).matches() || Integer.parseInt(subtype) > 255) throw JsonChecks.DECLINE;
                 expect(", ");
                 String base64 = quotedArgument("");
-                if (!BASE64.matcher(base64).matches()) throw JsonChecks.DECLINE;
+                if (!ExtendedJson.BASE64.matcher(base64).matches()) throw JsonChecks.DECLINE;
                 return new ExtendedJson.Typed(subtype.equals("0") ? "binData" : "binData(" + subtype + ")", base64,
                         false);
             }
@@ -366,7 +361,6 @@ final class ShellJson {
     }
 
     private static boolean int32(String digits) {
-        BigInteger v = new BigInteger(digits);
-        return v.compareTo(INT32_MIN) >= 0 && v.compareTo(INT32_MAX) <= 0;
+        return ExtendedJson.int32(new BigInteger(digits));
     }
 }
