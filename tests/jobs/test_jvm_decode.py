@@ -98,6 +98,15 @@ ODD_LINES = {
                          b'"db":"shop","collection":"t","ts_ms":5,"ord":2},"op":"u","ts_ms":6}',
                       5: b'{"status":"BEGIN","id":"571:53195832","event_count":null,"data_collections":null,"ts_ms":5}',
                       8: b'{"before":null,"after":"{\\"_id\\":1'},
+    # a $unset update, a regular expression (kept as written), a command (DDL), a cut document
+    "drs-mongo": {3: b'{"id":3,"op":"UPDATE","dbType":"MongoDB","db":"shop","coll":"t","value":"{\\"$set\\": '
+                     b'{\\"a\\": 1}, \\"$unset\\": {\\"b\\": 1}}","where":"{\\"_id\\": 7}",'
+                     b'"recordType":"update","extra":"update","es":5,"ts":6,"clusterTime":null}',
+                  4: b'{"id":4,"op":"INSERT","dbType":"MongoDB","db":"shop","coll":"t","value":"{\\"_id\\": 8, '
+                     b'\\"a\\": /x+/i}","where":null,"recordType":"insert","extra":"insert","es":5,"ts":6}',
+                  5: b'{"id":5,"op":"DDL","dbType":"MongoDB","db":"shop","coll":"t","value":"{\\"create\\": '
+                     b'\\"t\\"}","recordType":"ddl","es":5}',
+                  8: b'{"id":8,"op":"INSERT","db":"shop","coll":"t","value":"{\\"_id\\": 1'},
     "maxwell-json": {3: b'{"database":"shop","table":"t","type":"insert","ts":5,"data":{"a":{"b":1.50}},"commit":true}',
                      4: b'{"database":"shop","table":"t","type":"update","ts":5,"xid":7,"xoffset":0,"data":{"a":1.50}}',
                      5: b'{"database":"shop","table":"t","type":"table-create","ts":5000,'
@@ -341,7 +350,7 @@ def test_a_kafka_plan_decodes_in_the_jvm_from_as_many_records_as_a_file_from_byt
 DUMP_ODD = {**ODD_LINES, "dts-avro": {8: b"\x02not a DTS record"}}
 
 
-@pytest.mark.parametrize("fmt", ["oms-default", "dts-avro", "debezium-json", "debezium-bson"])
+@pytest.mark.parametrize("fmt", ["oms-default", "dts-avro", "debezium-json", "debezium-bson", "drs-mongo"])
 def test_a_kafka_dump_decoded_in_the_jvm_replays_as_the_python_path_does(spark, tmp_path, monkeypatch, fmt):
     """A Kafka dump archive (`cdc-replay archive`'s lines: topic, partition, offset, timestamp, base64 key and value,
     headers) of a format with a JVM decode: its records are decoded there as a topic's are (RecordBlockDecode), with
