@@ -569,7 +569,7 @@ class DrsMongoCodec(Codec):
     )
 
     # The JVM's declared decode (shared.declared_rows): the documents written as the encoder writes them back (the
-    # Java driver's spelling, each value in its type's one form; updates that only $set); the rest (DDL, $unset,
+    # Java driver's spelling, each value in its type's one form; updates by $set and $unset); the rest (DDL, $v,
     # regular expressions, other spellings, which the codec keeps as fixes) ``decode`` decodes.
     jvm_declaration = DeclaredRows(
         op=("op", {kind: op.value for kind, op in OPS.items() if op.is_data}), images=(),

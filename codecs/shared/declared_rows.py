@@ -128,7 +128,8 @@ class Documents:
 class ShellDocuments:
     """The images are MongoDB shell-JSON document strings as Huawei DRS writes an oplog entry (the JVM's
     ``ShellJson``; ``drs_mongo``): each top-level field canonical text typed by its BSON type. The document is at
-    ``value`` (an insert's; a delete's key; an update's ``{"$set": {...}}``, or with record type "replace" its whole
+    ``value`` (an insert's; a delete's key; an update's ``{"$set": {...}, "$unset": {...}}``, either or both, the
+    unset fields null in the after, removed_columns and ``vendor["unset"]``; with record type "replace" its whole
     new document), an update's document key at ``where``; the record type at ``record_type`` ("insert" for an
     insert, "update" or "replace" for an update) is kept at ``vendor[<record_type>]``. The key is the field
     ``id_field`` where the keyed document has it, else the key document's fields. Only documents the encoder

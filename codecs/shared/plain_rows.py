@@ -33,7 +33,8 @@ assert DECODED_ROW == tuple(DECODED_ARROW.names), "DECODED_ARROW changed: update
 # order of its rows (``PlainDecoder.FIELDS`` in shared/jvm/PlainDecoder.java says the same); every other DECODED
 # field of such a row is what ``data_row`` sets for a row event at the position the file's reader gives.
 TWIN_FIELDS = ("op", "database", "table", "table_name", "before", "after", "columns", "primary_key", "event_time_ms",
-               "sequence", "pos_index", "vendor", "first_of_record", "transaction_id", "schema", "replaces_row")
+               "sequence", "pos_index", "vendor", "first_of_record", "transaction_id", "schema", "replaces_row",
+               "removed_columns")
 
 
 def column_dicts(columns: tuple[Column, ...]) -> list[dict]:

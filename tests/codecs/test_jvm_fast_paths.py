@@ -471,6 +471,13 @@ def shell_inputs() -> list[bytes]:
             ('{"$set": {}}', key, "update"), (f'{{"$set": {{"_id": {SHELL_OID}, "a": 2}}}}', key, "update"),
             ('{"$set": {"_id": 5}}', key, "update"), ('{"$set": {"a": 2}, "$unset": {"b": 1}}', key, "update"),
             ('{"$unset": {"b": ""}}', key, "update"), ('{"$v": 2, "$set": {"a": 2}}', key, "update"),
+            ('{"$unset": {"b": true}, "$set": {"a": 2}}', key, "update"), ('{"$unset": {}}', key, "update"),
+            ('{"$set": {"a": 2}, "$unset": {"a": 1}}', key, "update"), ('{"$unset": {"_id": 1}}', key, "update"),
+            ('{"$unset": {"b": 1, "b": 2}}', key, "update"), ('{"$unset": {"b": {"x": [1, 2]}, "c": ""}}', key,
+                                                             "update"),
+            ('{"$unset":{"b":1}}', key, "update"), ('{"$set": {"a": 2}, "$set": {"b": 3}}', key, "update"),
+            ('{"$unset": {"b": 1}, "$unset": {"c": 1}}', key, "update"), ('{"$unset": {"b": 01}}', key, "update"),
+            ('{"$unset": {"b": foo}}', key, "update"), ('{"$unset": 5}', key, "update"), ("{}", key, "update"),
             ('{"$inc": {"a": 1}}', key, "update"), ('{"$set": {"a": 2}}', "{}", "update"),
             ('{"$set": {"a": 2}}', '{"k": 1, "j": "x"}', "update"), ('{"$set": {"a": 2}}', None, "update"),
             ('{"$set": {"a": 2}}', '{"_id": 5}', "update"), ('{"$set": {"a": 2}}', key, "replace"),
@@ -571,7 +578,7 @@ def plain_dicts(rows):
         d.update(before=None if d["before"] is None else list(d["before"].items()),
                  after=None if d["after"] is None else list(d["after"].items()),
                  primary_key=list(d["primary_key"]), sequence=list(d["sequence"]),
-                 columns=[dict(c) for c in d["columns"]])
+                 columns=[dict(c) for c in d["columns"]], removed_columns=list(d["removed_columns"] or ()))
         out.append(d)
     return out
 
@@ -674,7 +681,8 @@ def java_rows(got) -> list[dict] | None:
         d.update(before=None if d["before"] is None else list(d["before"].items()),
                  after=None if d["after"] is None else list(d["after"].items()),
                  columns=[dict(zip(("name", "type_name", "jdbc_type", "number"), c)) for c in d["columns"]],
-                 primary_key=list(d["primary_key"]), sequence=list(d["sequence"]))
+                 primary_key=list(d["primary_key"]), sequence=list(d["sequence"]),
+                 removed_columns=list(d["removed_columns"] or ()))  # none: an empty list, as the adapters write
         out.append(d)
     return out
 
@@ -724,6 +732,9 @@ DRIVER_SPELLED = ['"abc"', '"a\\"b"', '"\\u0001"', '"é"', "5", "2147483648", "1
                   'NumberLong("9223372036854775807")', "NumberInt(5)", 'NumberDecimal("1.50")', SHELL_OID,
                   'new BinData(4, "AQIDBA==")', 'ISODate("1969-12-31T23:59:59.500Z")', "Timestamp(1684315111, 1)",
                   '{"a": 1, "b": [1, 2]}', '[1, "x", null, {"k": NumberLong(5)}]']
+# Updates as DRS writes them: removed fields ($unset, Huawei's example) beside set ones, in either order.
+UNSET_UPDATES = ['{"$unset": {"c1": true}, "$set": {"column1": "aaa"}}', '{"$set": {"a": 2}, "$unset": {"b": ""}}',
+                 '{"$unset": {"b": 1, "c": {"x": [1, 2]}}}']
 # The same values spelled otherwise: decoded by the codec, which keeps the spelling as a fix of the message.
 RESPELLED = ['"\\u0041"', 'NumberLong("5")', "NumberLong( 5)", 'new BinData(0,"AQID")', "BinData(0, \"AQID\")",
              'ISODate("2023-05-17T09:18:31Z")', "new Date(1684315111439)", "Timestamp(1,2)", '{"a":1}', "[1 , 2]"]
@@ -731,8 +742,9 @@ RESPELLED = ['"\\u0041"', 'NumberLong("5")', "NumberLong( 5)", 'new BinData(0,"A
 
 def test_a_drs_mongo_document_in_the_drivers_spelling_decodes_in_the_jvm(spark):
     """Inserts, deletes, $set updates and replaces of a document with a field of each BSON type as the Java driver
-    writes it decode in the JVM, to the codec's rows; the same values spelled otherwise (the codec keeps the
-    spelling as a fix, so that a re-encode writes it back) are left to the codec."""
+    writes it, and updates that remove fields ($unset), decode in the JVM, to the codec's rows; the same values
+    spelled otherwise (the codec keeps the spelling as a fix, so that a re-encode writes it back) are left to the
+    codec."""
     def both(values: list[str]) -> tuple[list, list]:
         raws = [raw for v in values for raw in shell_changes('"v"', v)]
         return jvm_rows(spark, "drs-mongo", raws), [python_rows("drs-mongo", r, 1) for r in raws]
@@ -740,6 +752,10 @@ def test_a_drs_mongo_document_in_the_drivers_spelling_decodes_in_the_jvm(spark):
     jvm, python = both(DRIVER_SPELLED)
     assert all(p is not None and "fix" not in (p[0]["vendor"] or "") for p in python)
     assert jvm == python
+    updates = [shell_message("UPDATE", u, f'{{"_id": {SHELL_OID}}}', "update") for u in UNSET_UPDATES]
+    python = [python_rows("drs-mongo", r, 1) for r in updates]
+    assert all(p[0]["removed_columns"] and "fix" not in p[0]["vendor"] for p in python)
+    assert jvm_rows(spark, "drs-mongo", updates) == python
     jvm, python = both(RESPELLED)
     assert all(p is not None and '"fix"' in p[0]["vendor"] for p in python)
     assert jvm == [None] * len(python)

@@ -98,9 +98,10 @@ ODD_LINES = {
                          b'"db":"shop","collection":"t","ts_ms":5,"ord":2},"op":"u","ts_ms":6}',
                       5: b'{"status":"BEGIN","id":"571:53195832","event_count":null,"data_collections":null,"ts_ms":5}',
                       8: b'{"before":null,"after":"{\\"_id\\":1'},
-    # a $unset update, a regular expression (kept as written), a command (DDL), a cut document
-    "drs-mongo": {3: b'{"id":3,"op":"UPDATE","dbType":"MongoDB","db":"shop","coll":"t","value":"{\\"$set\\": '
-                     b'{\\"a\\": 1}, \\"$unset\\": {\\"b\\": 1}}","where":"{\\"_id\\": 7}",'
+    # an update with the oplog's version marker, a regular expression (kept as written), a command (DDL), a cut
+    # document
+    "drs-mongo": {3: b'{"id":3,"op":"UPDATE","dbType":"MongoDB","db":"shop","coll":"t","value":"{\\"$v\\": 2, '
+                     b'\\"$set\\": {\\"a\\": 1}}","where":"{\\"_id\\": 7}",'
                      b'"recordType":"update","extra":"update","es":5,"ts":6,"clusterTime":null}',
                   4: b'{"id":4,"op":"INSERT","dbType":"MongoDB","db":"shop","coll":"t","value":"{\\"_id\\": 8, '
                      b'\\"a\\": /x+/i}","where":null,"recordType":"insert","extra":"insert","es":5,"ts":6}',

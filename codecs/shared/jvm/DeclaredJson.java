@@ -67,6 +67,7 @@ public final class DeclaredJson implements PlainDecoder {
         Map<String, Object> description;
         // shell_documents: the document texts and the record type read, which the encoder writes back as they are
         String valueText, whereText, recordType;
+        List<String> removed;  // removed_columns: fields an update removes from the document ($unset)
     }
 
     private final String[] opPath;
@@ -578,7 +579,7 @@ public final class DeclaredJson implements PlainDecoder {
                 : columns(numbers, types, Map.of());
         Object[] r = {row.op, row.database, row.table, tableName, row.before, row.after, declared, row.key, row.ms,
                 row.sequence, 0, vendor.length() == 1 ? null : vendor.append('}').toString(), true, row.txn,
-                row.schema, row.replaces};
+                row.schema, row.replaces, row.removed};
         List<Object[]> rows = new ArrayList<>(1);
         rows.add(r);
         return rows;
@@ -808,7 +809,7 @@ public final class DeclaredJson implements PlainDecoder {
         }
         row.before = inserted ? null : beforeImage;
         row.after = delete ? null : row.after != null ? row.after : afterImage;
-        row.columns = documentColumns(columns, row.before, row.after);
+        row.columns = documentColumns(columns, row.before, row.after, true);
         if (vendor.length() > 1) vendor.append(',');
         if (row.beforeFromKey) vendor.append("\"before_from_key\":true,");
         OrjsonText.quote(vendor, docVendor);
@@ -944,11 +945,12 @@ public final class DeclaredJson implements PlainDecoder {
     // ------------------------------------------------------------------ MongoDB shell-JSON documents (shell_documents)
 
     /** An oplog entry whose documents are shell-JSON strings (drs_mongo._event): an insert's document (record type
-     *  "insert"), a delete's key (any record type), an update's key at shellWhere and either its set fields
-     *  ({"$set": {...}}, "update": the after is the key and those) or its whole new document ("replace"). The
-     *  columns are the fields' BSON types, a later document's over an earlier one's. Taken only where the encoder
-     *  derives the documents again as they are written (ShellJson): a key field set to its own value, set out of
-     *  the after's order or typed otherwise than in the key would be written otherwise, and declines. */
+     *  "insert"), a delete's key (any record type), an update's key at shellWhere and either its operators
+     *  ("update": the after is the key, the $set fields and the $unset ones as null, which are removed_columns and
+     *  vendor "unset") or its whole new document ("replace"). The columns are the fields' BSON types, a later
+     *  document's over an earlier one's; an unset field has none. Taken only where the encoder derives the
+     *  documents again as they are written (ShellJson): a key field set to its own value, set out of the after's
+     *  order, typed otherwise than in the key, or unset, would be written otherwise, and declines. */
     private void shellRow(Map<String, Object> msg, Row row, StringBuilder vendor) {
         Object value = msg.getOrDefault(shellValue, MISSING), where = msg.getOrDefault(shellWhere, MISSING);
         Object kind = msg.getOrDefault(shellRecordType, MISSING);
@@ -963,13 +965,19 @@ public final class DeclaredJson implements PlainDecoder {
             throw JsonChecks.DECLINE;
         }
         LinkedHashMap<String, Object[]> columns = new LinkedHashMap<>();
+        ShellJson.Update update = null;
         if (insert || delete) {
             LinkedHashMap<String, String> image = shellImage(ShellJson.document((String) value), columns);
             if (insert) row.after = image; else row.before = image;
         } else {
             LinkedHashMap<String, ExtendedJson.Typed> key = ShellJson.document((String) where);
+            update = replace ? null : ShellJson.update((String) value);
             LinkedHashMap<String, ExtendedJson.Typed> fields = replace ? ShellJson.document((String) value)
-                    : ShellJson.setFields((String) value);
+                    : update.set;
+            Map<String, String> unset = replace ? Map.of() : update.unset;
+            for (String name : unset.keySet()) {
+                if (key.containsKey(name) || fields.containsKey(name)) throw JsonChecks.DECLINE;
+            }
             for (Map.Entry<String, ExtendedJson.Typed> e : fields.entrySet()) {  // the key is written in its type
                 ExtendedJson.Typed k = key.get(e.getKey());
                 if (k != null && (!k.type.equals(e.getValue().type) || k.number != e.getValue().number)) {
@@ -978,16 +986,23 @@ public final class DeclaredJson implements PlainDecoder {
             }
             row.before = shellImage(key, columns);
             LinkedHashMap<String, String> after = replace ? new LinkedHashMap<>() : new LinkedHashMap<>(row.before);
-            after.putAll(shellImage(fields, columns));
-            if (!replace) {  // $set is written with the after's fields but the key's unchanged ones, in its order
+            for (String operator : replace ? List.of("$set") : update.operators) {  // the after in their order
+                if (operator.equals("$set")) {
+                    after.putAll(shellImage(fields, columns));
+                } else {
+                    for (String name : unset.keySet()) after.put(name, null);
+                }
+            }
+            if (!replace) {  // $set is written with the after's fields but the unset and the key's unchanged ones
                 List<String> written = new ArrayList<>(after.size());
                 for (Map.Entry<String, String> e : after.entrySet()) {
-                    if (!(row.before.containsKey(e.getKey())
+                    if (!unset.containsKey(e.getKey()) && !(row.before.containsKey(e.getKey())
                             && java.util.Objects.equals(row.before.get(e.getKey()), e.getValue()))) {
                         written.add(e.getKey());
                     }
                 }
                 if (!written.equals(new ArrayList<>(fields.keySet()))) throw JsonChecks.DECLINE;
+                row.removed = new ArrayList<>(unset.keySet());
             }
             row.after = after;
             row.whereText = (String) where;
@@ -1002,11 +1017,32 @@ public final class DeclaredJson implements PlainDecoder {
         row.valueText = (String) value;
         // the record type the encoder writes: a delete's empty one as "doc" (then kept as a fix)
         row.recordType = delete && ((String) kind).isEmpty() ? "doc" : (String) kind;
-        row.columns = documentColumns(columns, row.before, row.after);
+        row.columns = documentColumns(columns, row.before, row.after, false);
         if (vendor.length() > 1) vendor.append(',');
         OrjsonText.quote(vendor, shellRecordType);
         vendor.append(':');
         OrjsonText.quote(vendor, (String) kind);
+        if (update == null) return;
+        if (!update.unset.isEmpty()) {  // vendor "unset": each field's argument text
+            vendor.append(",\"unset\":{");
+            boolean first = true;
+            for (Map.Entry<String, String> e : update.unset.entrySet()) {
+                if (!first) vendor.append(',');
+                OrjsonText.quote(vendor, e.getKey());
+                vendor.append(':');
+                OrjsonText.quote(vendor, e.getValue());
+                first = false;
+            }
+            vendor.append('}');
+        }
+        if (!update.operators.equals(List.of("$set"))) {  // vendor "operators": the order written, other than $set
+            vendor.append(",\"operators\":[");
+            for (int k = 0; k < update.operators.size(); k++) {
+                if (k > 0) vendor.append(',');
+                OrjsonText.quote(vendor, update.operators.get(k));
+            }
+            vendor.append(']');
+        }
     }
 
     /** A shell document's image, every field's column (null's too, typed "null") put into {@code columns}. */
@@ -1020,18 +1056,19 @@ public final class DeclaredJson implements PlainDecoder {
         return image;
     }
 
-    /** The images' columns (before's names, then after's others): the typed ones first, then the untyped. */
+    /** The images' columns (before's names, then after's others): with {@code typedFirst} the typed ones first, then
+     *  the untyped (debezium_bson's order), else in the names' order (drs_mongo's). */
     private List<Object[]> documentColumns(Map<String, Object[]> typed, Map<String, String> before,
-                                           Map<String, String> after) {
+                                           Map<String, String> after, boolean typedFirst) {
         LinkedHashSet<String> names = new LinkedHashSet<>();
         if (before != null) names.addAll(before.keySet());
         if (after != null) names.addAll(after.keySet());
         List<Object> key = new ArrayList<>(names.size() * 4);
         List<Object[]> out = new ArrayList<>(names.size());
-        for (boolean pass : new boolean[] {true, false}) {
+        for (boolean pass : typedFirst ? new boolean[] {true, false} : new boolean[] {true}) {
             for (String name : names) {
                 Object[] c = typed.get(name);
-                if ((c != null) != pass) continue;
+                if (typedFirst && (c != null) != pass) continue;
                 out.add(c != null ? c : new Object[] {name, null, null, false});
                 for (Object part : out.get(out.size() - 1)) key.add(part);
             }

@@ -12,10 +12,11 @@ import java.util.List;
  */
 public interface PlainDecoder {
     /** Names of the values of one row, in order (the DECODED fields a fast path sets; the rest are constant). A row
-     *  may leave off the last ones, transaction_id and schema (null) and replaces_row (false). */
+     *  may leave off the last ones, transaction_id and schema (null), replaces_row (false) and removed_columns
+     *  (a List of names; none: empty). */
     String[] FIELDS = {"op", "database", "table", "table_name", "before", "after", "columns", "primary_key",
             "event_time_ms", "sequence", "pos_index", "vendor", "first_of_record", "transaction_id", "schema",
-            "replaces_row"};
+            "replaces_row", "removed_columns"};
 
     /**
      * The rows of the message in {@code buf[off, off + len)}, each an Object[] in {@link #FIELDS} order:

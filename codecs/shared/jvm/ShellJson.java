@@ -1,7 +1,9 @@
 package cdcreplay.codecs;
 
 import java.math.BigInteger;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.regex.Pattern;
 
 /**
@@ -38,14 +40,37 @@ final class ShellJson {
         return fields;
     }
 
-    /** An update's {@code {"$set": {<fields>}}} as the encoder writes one that only sets fields: those fields. */
-    static LinkedHashMap<String, ExtendedJson.Typed> setFields(String text) {
+    /** An update's operators as the encoder writes them: {@code {"$set": {<fields>}}}, {@code {"$unset": {<field>:
+     *  <argument>}}}, or both, in either order. */
+    static final class Update {
+        final List<String> operators = new ArrayList<>(2);
+        final LinkedHashMap<String, ExtendedJson.Typed> set = new LinkedHashMap<>();
+        final LinkedHashMap<String, String> unset = new LinkedHashMap<>();  // field -> its argument, compact
+    }
+
+    /** An update's text; declines another operator (the codec's error), one named twice, and other spellings. */
+    static Update update(String text) {
         Reader r = new Reader(text);
-        r.expect("{\"$set\": ");
-        LinkedHashMap<String, ExtendedJson.Typed> fields = r.document();
+        Update u = new Update();
+        r.expect("{");
+        while (true) {
+            String operator = r.string();
+            r.expect(": ");
+            if (u.operators.contains(operator)) throw JsonChecks.DECLINE;
+            u.operators.add(operator);
+            if (operator.equals("$set")) {
+                u.set.putAll(r.document());
+            } else if (operator.equals("$unset")) {
+                r.arguments(u.unset);
+            } else {
+                throw JsonChecks.DECLINE;  // $v, $inc...: the codec keeps or names them
+            }
+            if (r.peek() == '}') break;
+            r.expect(", ");
+        }
         r.expect("}");
         r.end();
-        return fields;
+        return u;
     }
 
     private static final class Reader {
@@ -65,7 +90,7 @@ final class ShellJson {
             if (i != s.length()) throw JsonChecks.DECLINE;
         }
 
-        private char peek() {
+        char peek() {
             if (i >= s.length()) throw JsonChecks.DECLINE;
             return s.charAt(i);
         }
@@ -85,6 +110,27 @@ final class ShellJson {
                 if (peek() == '}') {
                     i++;
                     return fields;
+                }
+                expect(", ");
+            }
+        }
+
+        /** {"field": argument, ...}: each argument's compact text (Node.compact) put into {@code into}. */
+        void arguments(LinkedHashMap<String, String> into) {
+            expect("{");
+            if (peek() == '}') {
+                i++;
+                return;
+            }
+            while (true) {
+                String name = string();
+                expect(": ");
+                StringBuilder compact = new StringBuilder();
+                nested(compact, 0);
+                if (into.put(name, compact.toString()) != null) throw JsonChecks.DECLINE;
+                if (peek() == '}') {
+                    i++;
+                    return;
                 }
                 expect(", ");
             }

@@ -162,6 +162,7 @@ public final class LineRows {
             if (r.length > 13) out[16] = text(r[13]);  // optional: a decoder may leave them off
             if (r.length > 14) out[17] = text(r[14]);
             out[18] = r.length > 15 && r[15] == Boolean.TRUE;  // replaces_row: an UPDATE whose after is the whole row
+            out[19] = names(r.length > 16 ? (List<String>) r[16] : null);  // removed_columns: none is an empty list
             return new GenericInternalRow(out);
         }
 
@@ -179,6 +180,15 @@ public final class LineRows {
             }
             return made;
         }
+
+        private static ArrayData names(List<String> names) {
+            if (names == null || names.isEmpty()) return EMPTY;
+            Object[] items = new Object[names.size()];
+            for (int i = 0; i < items.length; i++) items[i] = text(names.get(i));
+            return new GenericArrayData(items);
+        }
+
+        private static final ArrayData EMPTY = new GenericArrayData(new Object[0]);
 
         private static UTF8String text(Object s) {
             return s == null ? null : UTF8String.fromString((String) s);

@@ -54,7 +54,7 @@ final class TwinRows implements AutoCloseable {
             field("sequence", LIST, true, field("item", new ArrowType.Decimal(38, 0, 128), true)),
             field("pos_index", INT32, true), field("vendor", UTF8, true), field("first_of_record", BOOL, true),
             field("transaction_id", UTF8, true), field("schema", UTF8, true), field("replaces_row", BOOL, true),
-            field("columns_ref", INT32, true)));
+            field("removed_columns", LIST, true, field("item", UTF8, true)), field("columns_ref", INT32, true)));
 
     private static Field field(String name, ArrowType type, boolean nullable, Field... children) {
         return new Field(name, new FieldType(nullable, type, null), children.length == 0 ? null : Arrays.asList(children));
@@ -74,12 +74,12 @@ final class TwinRows implements AutoCloseable {
     private final VectorSchemaRoot root;
     final VarCharVector op, database, table, tableName, vendor, transactionId, schema;
     final MapVector before, after;
-    final ListVector columns, primaryKey, sequence;
+    final ListVector columns, primaryKey, sequence, removedColumns;
     final IntVector posIndex, columnsRef;
     final BitVector first, replacesRow;
     // the children of the nested vectors, looked up once
     final StructVector columnItem, beforeEntries, afterEntries;
-    final VarCharVector columnName, columnType, beforeKeys, beforeValues, afterKeys, afterValues, pkItem;
+    final VarCharVector columnName, columnType, beforeKeys, beforeValues, afterKeys, afterValues, pkItem, removedItem;
     final IntVector columnJdbc;
     final BitVector columnNumber;
     final DecimalVector sequenceItem;
@@ -111,6 +111,8 @@ final class TwinRows implements AutoCloseable {
         transactionId = (VarCharVector) root.getVector("transaction_id");
         schema = (VarCharVector) root.getVector("schema");
         replacesRow = (BitVector) root.getVector("replaces_row");
+        removedColumns = (ListVector) root.getVector("removed_columns");
+        removedItem = (VarCharVector) removedColumns.getDataVector();
         columnsRef = (IntVector) root.getVector("columns_ref");
         columnItem = (StructVector) columns.getDataVector();
         columnName = (VarCharVector) columnItem.getChild("name");
@@ -220,6 +222,10 @@ final class TwinRows implements AutoCloseable {
         if (r.length > 13) text(transactionId, i, r[13]);  // optional: a twin may leave them off
         if (r.length > 14) text(schema, i, r[14]);
         replacesRow.setSafe(i, r.length > 15 && r[15] == Boolean.TRUE ? 1 : 0);
+        List<String> removed = r.length > 16 && r[16] != null ? (List<String>) r[16] : List.of();  // none: empty
+        int at = removedColumns.startNewValue(i);
+        for (String name : removed) text(removedItem, at++, name);
+        removedColumns.endValue(i, removed.size());
     }
 
     private void columnList(int i, List<Object[]> cols) {
