@@ -1,5 +1,7 @@
 package cdcreplay.codecs;
 
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParser;
 import java.math.BigInteger;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -19,6 +21,8 @@ import java.util.regex.Pattern;
  */
 final class ShellJson {
     private ShellJson() {}
+
+    private static final JsonFactory STRINGS = JsonChecks.factory();  // a string literal's escapes, read leniently
 
     // bson_values.NUMBER and INT, ASCII digits only (Python's \d also takes other scripts' digits: those decline)
     private static final Pattern NUMBER = Pattern.compile("-?(?:[0-9]+(?:\\.[0-9]*)?|\\.[0-9]+)(?:[eE][+-]?[0-9]+)?");
@@ -250,64 +254,34 @@ final class ShellJson {
             return true;
         }
 
-        /** A JSON string as Python's json writes it (ensure_ascii=False: the escapes of '"', '\\', \b \f \n \r \t
-         *  and other control characters as lower-case backslash-u, nothing else): its text. Another spelling of
-         *  the same text would be written otherwise: declines. */
+        /** A JSON string as Python's json writes it (ensure_ascii=False, the spelling OrjsonText.quote writes):
+         *  its text. Another spelling of the same text (a raw control character, "\/", a backslash-u escape of
+         *  printable text) would be written otherwise: declines. */
         private String string() {
-            expect("\"");
-            StringBuilder b = null;
             int from = i;
-            while (true) {
-                char c = peek();
-                if (c == '"') break;
-                if (c < 0x20) throw JsonChecks.DECLINE;
-                if (c != '\\') {
-                    if (b != null) b.append(c);
+            expect("\"");
+            boolean escaped = false;
+            for (char c; (c = peek()) != '"'; i++) {
+                if (c < 0x20) throw JsonChecks.DECLINE;  // the writer escapes these
+                if (c == '\\') {
+                    escaped = true;
                     i++;
-                    continue;
-                }
-                if (b == null) b = new StringBuilder(s.substring(from, i));
-                i++;
-                char e = peek();
-                i++;
-                switch (e) {
-                    case '"': b.append('"'); break;
-                    case '\\': b.append('\\'); break;
-                    case 'b': b.append('\b'); break;
-                    case 'f': b.append('\f'); break;
-                    case 'n': b.append('\n'); break;
-                    case 'r': b.append('\r'); break;
-                    case 't': b.append('\t'); break;
-                    case 'u': {
-                        if (i + 4 > s.length() || !s.startsWith("00", i)) throw JsonChecks.DECLINE;
-                        String hex = s.substring(i + 2, i + 4);
-                        if (!hex.equals(hex.toLowerCase(java.util.Locale.ROOT))) throw JsonChecks.DECLINE;
-                        int code;
-                        try {
-                            code = Integer.parseInt(hex, 16);
-                        } catch (NumberFormatException x) {
-                            throw JsonChecks.DECLINE;
-                        }
-                        if (code >= 0x20 || "\b\f\n\r\t".indexOf(code) >= 0) throw JsonChecks.DECLINE;
-                        b.append((char) code);
-                        i += 4;
-                        break;
-                    }
-                    default: throw JsonChecks.DECLINE;  // \/ : written without the backslash
                 }
             }
-            String text = b == null ? s.substring(from, i) : b.toString();
             i++;
-            for (int k = 0; k < text.length(); k++) {  // a lone surrogate: the Python readers' to judge
-                char c = text.charAt(k);
-                if (Character.isHighSurrogate(c) && k + 1 < text.length()
-                        && Character.isLowSurrogate(text.charAt(k + 1))) {
-                    k++;
-                } else if (Character.isSurrogate(c)) {
-                    throw JsonChecks.DECLINE;
-                }
+            if (!escaped) return JsonChecks.text(s.substring(from + 1, i - 1));
+            String literal = s.substring(from, i);
+            String text;
+            try (JsonParser p = STRINGS.createParser(literal)) {
+                p.nextToken();
+                text = p.getText();
+            } catch (java.io.IOException x) {
+                throw JsonChecks.DECLINE;
             }
-            return text;
+            StringBuilder again = new StringBuilder(literal.length());
+            OrjsonText.quote(again, text);  // the writer's spelling, so that only it is read
+            if (!again.toString().equals(literal)) throw JsonChecks.DECLINE;
+            return JsonChecks.text(text);
         }
 
         /** A nested document or array in the driver's spacing, its compact text (Node.compact) appended: atoms as
