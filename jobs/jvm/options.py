@@ -18,7 +18,11 @@ from cdc_jobs.jvm import class_archive
 # where the master is local and the job's input (``QUICK_JIT_BELOW``: a replay's archive, the Parquet of the
 # outputs merge and verify read) is known to be below its size; "quick": always; "peak": never (default tiers).
 JIT_MODES = ("auto", "quick", "peak")
-QUICK_JIT = "-XX:TieredStopAtLevel=1"
+# C1 alone also shrinks the JVM's default code cache from 240 MB to 48 MB, which one merge and one verify of a small
+# day in one JVM already fill: "CodeCache is full. Compiler has been disabled", and the job runs on in the interpreter
+# while the cache is swept (a session merging and verifying a 79-event day: 38.5 MB after the first pair, full in the
+# second; test_merge.py's fifteen tests in one JVM, 2 idle cores: 257 s with 48 MB, 207 s with 240 MB).
+QUICK_JIT = "-XX:TieredStopAtLevel=1 -XX:ReservedCodeCacheSize=240m"
 QUICK_JIT_BELOW = {"replay": 200 * 2**20, "merge": 64 * 2**20, "verify": 16 * 2**20}
 
 
