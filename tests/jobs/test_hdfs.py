@@ -4,7 +4,6 @@ the decode tasks, counts, checkpoint, reports, markers) goes over WebHDFS, found
 
 from __future__ import annotations
 
-import json
 import os
 import subprocess
 import sys
@@ -14,25 +13,10 @@ import pytest
 from cdc_jobs.commands.sample import simulate, write_archive
 
 from hdfs_cluster import start_hdfs
+from one_process import run_commands
 from services import missing
 
 pytestmark = [pytest.mark.spark, pytest.mark.xdist_group("hdfs")]
-
-REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-# The three commands in one process of their own (one Spark start-up), as spark-submit runs them: Spark's Python
-# workers inherit the environment their JVM started with, and the shared test session predates HADOOP_CONF_DIR.
-COMMANDS = """
-import json, sys
-from cdc_jobs import cli
-from cdc_jobs.io import atomic, storage
-for argv in json.loads(sys.argv[1]):
-    rc = cli.main(argv)
-    if rc:
-        sys.exit(f"{argv[0]} exited {rc}")
-print(json.dumps({name: json.loads(storage.read_text(storage.join(atomic.committed_location(out), file)))
-                  for name, (out, file) in json.loads(sys.argv[2]).items()}))
-"""
 
 
 @pytest.fixture(scope="module")
@@ -58,15 +42,13 @@ def test_replay_merge_verify_with_archive_and_outputs_on_hdfs(hdfs, tmp_path):
                              str(local), archive], env=env, capture_output=True, text=True, timeout=120)
     assert upload.returncode == 0, upload.stderr[-3000:]
 
-    commands = [["replay", "--source", archive, "--format", "canal-json", "--out", replay],
-                ["merge", "--replay", replay, "--out", state],
-                ["verify", "--replay", replay, "--state", state]]
-    reads = {"counts": (replay, "counts.json"), "state": (state, "_state.json"),
-             "report": (state, "verification.json")}
-    run = subprocess.run([sys.executable, "-c", COMMANDS, json.dumps(commands), json.dumps(reads)], env=env,
-                         capture_output=True, text=True, timeout=900, cwd=REPO)
-    assert run.returncode == 0, f"{run.stderr[-5000:]}\n{hdfs.log.read_text()[-2000:]}"
-    out = json.loads(run.stdout.strip().splitlines()[-1])
+    # The three commands in one process of their own (one Spark start-up), as spark-submit runs them: the shared
+    # test session predates HADOOP_CONF_DIR.
+    out = run_commands([["replay", "--source", archive, "--format", "canal-json", "--out", replay],
+                        ["merge", "--replay", replay, "--out", state],
+                        ["verify", "--replay", replay, "--state", state]],
+                       env, {"counts": (replay, "counts.json"), "state": (state, "_state.json"),
+                             "report": (state, "verification.json")}, context=lambda: hdfs.log.read_text()[-2000:])
 
     assert out["counts"]["records_read"] == len(w.snapshot) + len(w.changes)
     assert {t: s["rows"] for t, s in out["state"]["tables"].items()} == {t: len(r) for t, r in w.final.items()}

@@ -3,32 +3,26 @@ tests/README.md), reached through the standard AWS_* environment only.
 
 Spark writes s3a:// itself (hadoop-aws from the installed JVM jars, cdc_jobs.jvm), configured from the same
 environment each job runs with (cdc_jobs.io.storage.configure_spark). What is tested against the S3 API: every
-Python-side write (counts, checkpoint, state file, reports, marker, lock, pointer), the commit protocol, a SIGKILL
-during the publish, and an end-to-end replay -> merge -> verify whose archive and outputs live only in the bucket.
+Python-side write (counts, checkpoint, state file, reports, marker, lock, pointer), the commit protocol and a
+SIGKILL during the publish. The end-to-end replay -> merge -> verify whose archive and outputs live only in the
+bucket runs on a Spark cluster (test_spark_cluster.py).
 """
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
-from pathlib import Path
 
-import pyarrow.fs as pafs
 import pytest
-from deltalake import DeltaTable
 
-from cdc_jobs import cli
-from cdc_jobs.commands.sample import simulate, write_archive
 from cdc_jobs.errors import UsageError
 from cdc_jobs.io import atomic, storage
 
-from s3_server import BUCKET, REPO, s3  # noqa: F401 - the module fixture, beside this file
+from s3_server import BUCKET, s3  # noqa: F401 - the module fixture, beside this file
 
 
 def test_python_side_writes_through_the_standard_environment(s3):
@@ -107,61 +101,3 @@ def test_sigkill_during_publish_leaves_previous_output_current(s3):
         (stage / "f").write_text("next")
     assert len(storage.listdir(f"{out}/{atomic.ATTEMPTS}")) == 2  # the killed run's attempt is gone
     assert not storage.exists(f"{out}/{atomic.LOCK}")
-
-
-REPLAYS = """
-import json, sys
-from cdc_jobs import cli
-for args in json.loads(sys.argv[1]):
-    if cli.main(["replay", *args]) != 0:
-        sys.exit(1)
-"""
-
-
-def _replay_process(*runs: list[str]) -> None:
-    """Replays read the archive in Spark's Python workers, which inherit the environment the JVM started with:
-    the shared test session may predate the fixture's AWS_* variables, so replays run in a process of their own
-    (as spark-submit runs them), one after the other on its one Spark session (a process per replay would pay a
-    JVM start-up each); merge and verify read through the driver in this process."""
-    run = subprocess.run([sys.executable, "-c", REPLAYS, json.dumps(runs)], capture_output=True, text=True,
-                         timeout=600, env={**os.environ, "PYSPARK_PYTHON": sys.executable}, cwd=REPO)
-    assert run.returncode == 0, run.stderr[-3000:]
-
-
-@pytest.mark.spark
-def test_replay_merge_verify_end_to_end_in_the_bucket(spark, s3, tmp_path):
-    w = simulate(5, "2024-01-01", rows=8, changes=30)
-    local = tmp_path / "archive"
-    write_archive(w.snapshot, "canal-json", local / "full" / "part-00000.jsonl")
-    write_archive(w.changes, "canal-json", local / "incremental" / "part-00000.jsonl")
-    archive = f"s3://{BUCKET}/archive/shop"
-    storage.upload_tree(local, archive)
-    storage.write_text(f"{archive}/_SUCCESS", "")  # markers are skipped, as on a local archive
-    day = f"s3://{BUCKET}/pipelines/shop/2024-01-01"
-    replay_out, state_out = f"{day}/replay", f"{day}/state"
-    # The replay, then a continuation that reads the first one's checkpoint from the bucket.
-    _replay_process(["--source", archive, "--format", "canal-json", "--out", replay_out],
-                    ["--source", f"{archive}/*/part-*.jsonl", "--format", "canal-json", "--checkpoint", replay_out,
-                     "--out", f"{day}/replay-next"])
-    assert cli.main(["merge", "--replay", replay_out, "--out", state_out]) == 0
-    assert cli.main(["verify", "--replay", replay_out, "--state", state_out]) == 0
-
-    state = json.loads(storage.read_text(storage.join(atomic.committed_location(state_out), "_state.json")))
-    assert {t: s["rows"] for t, s in state["tables"].items()} == {t: len(rows) for t, rows in w.final.items()}
-    # Each committed table is a Delta table in the bucket: delta-rs reads it from S3 itself (no cdc-replay code).
-    s3_options = {"AWS_ENDPOINT_URL": os.environ["AWS_ENDPOINT_URL"], "AWS_ALLOW_HTTP": "true",
-                  "AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_REGION": "us-east-1"}
-    for table, rows in w.final.items():
-        uri = storage.join(atomic.committed_location(state_out), table)
-        assert DeltaTable(uri, storage_options=s3_options).to_pyarrow_table().num_rows == len(rows), table
-    report = json.loads(storage.read_text(storage.join(atomic.committed_location(state_out), "verification.json")))
-    assert report and all(t["ok"] for t in report)
-    counts = json.loads(storage.read_text(storage.join(atomic.committed_location(replay_out), "counts.json")))
-    assert counts["records_read"] == len(w.snapshot) + len(w.changes)
-    assert sorted(s["source"] for s in counts["sources"]) == [f"{archive}/full/part-00000.jsonl",
-                                                               f"{archive}/incremental/part-00000.jsonl"]
-
-    # a merge continues from the bucket's state
-    assert cli.main(["merge", "--replay", f"{day}/replay-next", "--base", state_out, "--out", f"{day}/state-next"]) == 0
-    nxt = json.loads(storage.read_text(storage.join(atomic.committed_location(f"{day}/state-next"), "_state.json")))
-    assert {t: s["rows"] for t, s in nxt["tables"].items()} == {t: s["rows"] for t, s in state["tables"].items()}
