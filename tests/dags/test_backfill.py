@@ -1,7 +1,7 @@
 """Airflow's own backfill of cdc_daily_replay, executed by a running scheduler (the session's `airflow standalone`):
 `airflow backfill create` over two days gives the same table state as one replay + merge of the two days, and
-announces each day's verified tables as Asset events. (A manual run's interval and a broken pipeline next to a
-good one: test_dag_runs, one day.)
+announces each day's verified tables as Asset events. A broken pipeline next to the good one fails its own tasks
+(and so each day's run) with its own message, and never stops the good one. (A manual run's interval: test_dagbag.)
 
 Each day continues from the previous day's state, so the backfill must run its days one at a time and in order:
 `--max-active-runs 1` (a backfill does not inherit the DAG's max_active_runs=1; with Airflow's default of 10
@@ -36,6 +36,11 @@ def test_backfill_of_days_equals_one_replay_of_them(spark, airflow_standalone, t
         f"    source: {{archive: {archive}}}\n"
         "    format: canal-json\n"
         f"    start: {DAYS[0]}\n"
+        f"    targets: {{state_root: {tmp_path / 'state'}}}\n"
+        "  broken:\n"  # reported by its own tasks; must not stop 'shop'
+        f"    source: {{archive: {archive}}}\n"
+        "    format: canal-jsn\n"
+        f"    start: {DAYS[0]}\n"
         f"    targets: {{state_root: {tmp_path / 'state'}}}\n")
     # The tasks read the Variable before the environment: this test's pipelines, without restarting Airflow.
     sa.api("POST", "/variables", {"key": VARIABLE, "value": str(pipelines)})
@@ -62,13 +67,21 @@ def test_backfill_of_days_equals_one_replay_of_them(spark, airflow_standalone, t
             assert r["data_interval_end"][:10] == (dt.date.fromisoformat(day) + dt.timedelta(days=1)).isoformat()
             remaining = max(60.0, BACKFILL_TIMEOUT_S - (time.monotonic() - started))
             done = sa.wait_for_run("cdc_daily_replay", r["dag_run_id"], timeout=remaining)
-            assert done["state"] == "success", f"backfill run for {day}: {done['state']}\n{sa.log_tail()}"
+            # The run fails ('broken'), with each pipeline's tasks as themselves: 'shop' verified and published.
+            assert done["state"] == "failed", f"backfill run for {day}: {done['state']}\n{sa.log_tail()}"
+            assert pipeline_states(sa, r["dag_run_id"]) == {
+                "jobs.prepare": ["failed", "success"], "jobs.verify": ["success", "upstream_failed"],
+                "jobs.publish": ["success", "upstream_failed"]}, f"{day}\n{sa.log_tail()}"
+            assert "pipeline 'broken': field 'format': unknown format 'canal-jsn'" in task_logs(
+                sa, r["dag_run_id"], "jobs.prepare"), day
             print(f"backfill {day} done at {time.monotonic() - started:.0f}s")
         elapsed = time.monotonic() - started
     finally:
         sa.api("PATCH", "/dags/cdc_daily_replay", {"is_paused": True})
         sa.api("DELETE", f"/variables/{VARIABLE}", ok=(200, 204, 404))
 
+    assert sorted(p.name for p in (tmp_path / "state").iterdir()) == ["shop"]  # nothing of 'broken'
+    assert sorted(p.name for p in (tmp_path / "state" / "shop").iterdir()) == [*DAYS, "tables"]
     for day in DAYS:  # every interval verified its own state
         assert (tmp_path / "state" / "shop" / day / "state").is_dir()
         report = sa.home / "reports" / "cdc_daily_replay" / by_day[day]["dag_run_id"] / "shop" / "verification.json"
@@ -90,3 +103,18 @@ def test_backfill_of_days_equals_one_replay_of_them(spark, airflow_standalone, t
     assert {e["name"] for e in events} == {f"cdc_replay/shop/{t}" for t in final}, events
     assert sorted(e["extra"]["day"] for e in events if e["name"] == "cdc_replay/shop/shop.customers") == DAYS
     print(f"backfill of {len(DAYS)} days by the scheduler: {elapsed:.0f}s")
+
+
+def pipeline_states(sa, run_id: str) -> dict[str, list[str]]:
+    """The states of the mapped tasks (one map index per pipeline) a test looks at, sorted."""
+    from urllib.parse import quote
+
+    tis = sa.api("GET", f"/dags/cdc_daily_replay/dagRuns/{quote(run_id, safe='')}/taskInstances?limit=100")
+    wanted = ("jobs.prepare", "jobs.verify", "jobs.publish")
+    return {task: sorted(t["state"] for t in tis["task_instances"] if t["task_id"] == task) for task in wanted}
+
+
+def task_logs(sa, run_id: str, task_id: str) -> str:
+    """Every attempt's log of a task (all map indexes) in the run, as the UI's log view shows them."""
+    folder = sa.home / "logs" / "dag_id=cdc_daily_replay" / f"run_id={run_id}" / f"task_id={task_id}"
+    return "\n".join(p.read_text(errors="replace") for p in sorted(folder.rglob("*.log")))

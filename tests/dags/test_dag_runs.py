@@ -17,7 +17,6 @@ from .conftest import REPO, airflow_env
 
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow-runs")]  # the first test also needs db
 BIN = Path(sys.executable).parent
-DAY_MS = 86_400_000
 
 
 def run(cmd: list[str], env: dict, log: Path, timeout: int = 1500) -> None:
@@ -119,15 +118,6 @@ def reference_tables(truth: dict):
         server.dispose()
 
 
-def asset_events(home: Path, prefix: str) -> list[tuple[str, str]]:
-    """(asset name, event extra JSON) of every asset event in the test's metadata DB."""
-    import sqlite3
-
-    with contextlib.closing(sqlite3.connect(home / "airflow.db")) as db:
-        return db.execute("SELECT a.name, e.extra FROM asset_event e JOIN asset a ON a.id = e.asset_id "
-                          "WHERE a.name LIKE ?", (prefix + "%",)).fetchall()
-
-
 def daily_archive(path: Path) -> dict:
     """The sample database, its full sync at 2024-01-01 00:00 and its changes spread over two days."""
     from cdc_jobs.commands.sample import simulate, write_archive
@@ -154,53 +144,3 @@ def one_replay(archive: Path, until: str, out: Path) -> dict[str, list]:
                      "2024-01-01T00:00:00Z", "--until", until, "--out", str(out / "replay")]) == 0
     assert cli.main(["merge", "--replay", str(out / "replay"), "--out", str(out / "state")]) == 0
     return table_rows(out / "state")
-
-
-@pytest.mark.spark
-def test_daily_run_replays_the_day_before_its_date_and_a_broken_pipeline_fails_alone(spark, home, tmp_path):
-    """`airflow dags test cdc_daily_replay 2024-01-02` (a manual run) replays 2024-01-01, the last complete day
-    before its date: 'shop' gets that day's state, verified and announced as Asset events, equal to one replay
-    of the day; 'broken' fails with its own message and does not stop 'shop'. Two days in a row, continued by
-    the scheduler, are test_backfill's (one run here: each run pays three spark-submits)."""
-    archive = tmp_path / "archive"
-    final = daily_archive(archive)
-    pipelines = tmp_path / "pipelines.yaml"
-    pipelines.write_text(
-        "pipelines:\n"
-        "  shop:\n"
-        f"    source: {{archive: {archive}}}\n"
-        "    format: canal-json\n"
-        "    start: 2024-01-01\n"
-        f"    targets: {{state_root: {tmp_path / 'state'}}}\n"
-        "  broken:\n"  # reported by its own tasks; must not stop 'shop'
-        f"    source: {{archive: {archive}}}\n"
-        "    format: canal-jsn\n"
-        "    start: 2024-01-01\n"
-        f"    targets: {{state_root: {tmp_path / 'state'}}}\n")
-    env = airflow_env(home, CDC_REPLAY_PIPELINES=str(pipelines))
-    log = tmp_path / "daily.log"
-    with open(log, "w") as fh:
-        # The run fails (the broken pipeline); 'shop' must be complete regardless.
-        proc = subprocess.run([str(BIN / "airflow"), "dags", "test", "cdc_daily_replay", "2024-01-02"], env=env,
-                              stdout=fh, stderr=subprocess.STDOUT, timeout=1500, cwd=REPO)
-    text = log.read_text()
-    assert proc.returncode != 0, "the run must fail: pipeline 'broken' is invalid"
-    assert "pipeline 'broken': field 'format': unknown format 'canal-jsn'" in text
-    # The day's outputs, and the pipeline's stable tables that the verified day was published to.
-    assert sorted(p.name for p in (tmp_path / "state" / "shop").iterdir()) == ["2024-01-01", "tables"], text[-6000:]
-    assert (tmp_path / "state" / "shop" / "2024-01-01" / "state").is_dir(), text[-6000:]
-    reports = list((home / "reports" / "cdc_daily_replay").glob("*/shop/verification.json"))
-    assert len(reports) == 1, reports
-    results = json.loads(reports[0].read_text())
-    assert results and all(r["ok"] for r in results), results
-
-    daily = table_rows(tmp_path / "state" / "shop" / "2024-01-01" / "state")
-    whole = one_replay(archive, "2024-01-02T00:00:00Z", tmp_path / "one")
-    assert set(daily) == set(final) and all(daily.values())  # every table, with its day-1 rows
-    assert daily == whole
-    assert table_rows(tmp_path / "state" / "shop" / "tables") == daily  # the stable path holds the verified day
-    # Data-aware scheduling: the day announced every verified table of 'shop' as an Asset event.
-    events = asset_events(home, "cdc_replay/shop/")
-    assert {name for name, _ in events} == {f"cdc_replay/shop/{t}" for t in final}
-    assert sorted(json.loads(extra)["day"] for name, extra in events if name == "cdc_replay/shop/shop.customers") \
-        == ["2024-01-01"]

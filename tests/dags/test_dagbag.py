@@ -100,6 +100,20 @@ def test_daily_dag_wiring(sample_pipelines):
     assert dag.get_task("tables").trigger_rule == "all_done"
 
 
+def test_a_manual_daily_run_replays_the_last_complete_day_before_its_date(sample_pipelines):
+    """"Trigger" in the UI (or `airflow dags test cdc_daily_replay D`) on day D gets [D-1, D) as its data
+    interval, whatever the hour: the timetable the scheduler reads from the serialized DAG says so."""
+    import pendulum
+    from airflow.serialization.serialized_objects import DagSerialization
+
+    dag = parse().dags["cdc_daily_replay"]
+    timetable = DagSerialization.from_dict(DagSerialization.to_dict(dag)).timetable
+    for hour in (0, 15):
+        interval = timetable.infer_manual_data_interval(run_after=pendulum.datetime(2024, 1, 2, hour, tz="UTC"))
+        assert (interval.start, interval.end) == (pendulum.datetime(2024, 1, 1, tz="UTC"),
+                                                  pendulum.datetime(2024, 1, 2, tz="UTC")), hour
+
+
 def test_dag_files_import_the_installed_provider_only():
     import cdc_replay_airflow
 
