@@ -16,7 +16,7 @@ import time
 import pytest
 from deltalake import DeltaTable
 
-from .test_dag_runs import daily_archive, one_replay, table_rows
+from .dag_runs import daily_archive, one_replay, table_rows
 
 pytestmark = [pytest.mark.airflow, pytest.mark.xdist_group("airflow-standalone")]
 DAYS = ["2024-01-01", "2024-01-02"]  # the days daily_archive spreads its changes over

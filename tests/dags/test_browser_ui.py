@@ -2,7 +2,13 @@
 starts): log in with the generated password, fill the cdc_replay trigger form with an ad-hoc source, trigger,
 let the standalone scheduler run the DAG on local Spark, then open the run and the plugin's verification report
 through the verify task's extra link, and check its charts. Screenshots go to test-artifacts/ at the repo root
-(test-artifacts/report-charts.png: the report's charts)."""
+(test-artifacts/report-charts.png: the report's charts).
+
+The source is an oms-shareplex archive, which names no key columns: the form's primary keys make it mergeable. The
+form also asks for a target format, a reference database and Kafka client settings, both Airflow connections with
+passwords (added through the REST API, as the UI's Connections page does): the tables are counted through the
+reference's URL, the jobs' arguments and progress lines reach the task logs, and no password shows in any log or
+output."""
 
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ import pytest
 from services import missing, require_module
 
 from .conftest import REPO
+from .dag_runs import REFERENCE_DB, reference_tables, table_rows
 
 CHROMIUM = Path("/usr/bin/chromium")
 ARTIFACTS = REPO / "test-artifacts"
@@ -29,6 +36,7 @@ RUN_TIMEOUT_S = 900  # validate + three spark-submits, scheduled by the standalo
 pytestmark = [
     pytest.mark.browser,
     pytest.mark.airflow,
+    pytest.mark.db,  # the reference database (PostgreSQL)
     pytest.mark.xdist_group("airflow-standalone"),  # shares the session's standalone with test_backfill
     pytest.mark.usefixtures("chromium"),
 ]
@@ -85,17 +93,42 @@ def sync_api():
                                                  "(the 'test' extra pins it)")
 
 
+SECRET_DB, SECRET_KAFKA = "pg-Secret-4711", "sasl-Secret-0815"
+PRIMARY_KEYS = ["shop.customers=id", "shop.order_items=order_id,line_no"]
+
+
+def add_connections(sa) -> None:
+    """A reference database whose URL carries a password (PostgreSQL here trusts local connections: the password is
+    carried, never checked; what matters is where it appears) and Kafka SASL settings."""
+    for conn in ({"connection_id": "shop_reference", "conn_type": "postgres", "host": "127.0.0.1", "port": 5432,
+                  "login": "postgres", "password": SECRET_DB, "schema": REFERENCE_DB},
+                 {"connection_id": "kafka_shop", "conn_type": "kafka", "login": "svc", "password": SECRET_KAFKA,
+                  "extra": json.dumps({"security.protocol": "SASL_PLAINTEXT"})}):
+        sa.api("DELETE", f"/connections/{conn['connection_id']}", ok=(200, 204, 404))
+        sa.api("POST", "/connections", conn)
+
+
+def pick(dialog, page, field: str, value: str) -> None:
+    """A searchable list: type to filter, Enter picks; the list then shows what was picked."""
+    box = dialog.locator(f"#element_{field}")
+    box.get_by_role("combobox").fill(value)
+    page.get_by_role("option", name=value, exact=True).wait_for()
+    box.get_by_role("combobox").press("Enter")
+    box.get_by_text(value, exact=True).wait_for()
+
+
 def test_trigger_form_run_and_verification_report(sync_api, airflow_standalone, tmp_path):
     sa = airflow_standalone
     archive, expected = tmp_path / "archive", tmp_path / "expected.json"
-    subprocess.run([str(BIN / "cdc-replay"), "sample", "--format", "canal-json", "--out", str(archive),
+    subprocess.run([str(BIN / "cdc-replay"), "sample", "--format", "oms-shareplex", "--out", str(archive),
                     "--rows", "20", "--changes", "60", "--expected", str(expected)],
                    env=sa.env, check=True, capture_output=True, timeout=300)
     truth = json.loads(expected.read_text())
     out_dir = tmp_path / "run"
     run_id = f"browser_{int(time.time())}"
+    add_connections(sa)
 
-    with sync_api.sync_playwright() as pw:
+    with reference_tables(truth), sync_api.sync_playwright() as pw:
         browser = pw.chromium.launch(executable_path=str(CHROMIUM), args=CHROMIUM_ARGS, timeout=UI_TIMEOUT_MS)
         page = None
         try:
@@ -123,17 +156,18 @@ def test_trigger_form_run_and_verification_report(sync_api, airflow_standalone, 
                     unpause.click()
             dialog.get_by_role("button", name="Tables", exact=True).click()
             dialog.locator("#element_tables").fill("shop.*")
+            dialog.locator("#element_primary_key").fill("\n".join(PRIMARY_KEYS))  # a list: one entry per line
             dialog.get_by_role("button", name="Target", exact=True).click()
+            pick(dialog, page, "to_format", "oms-default")
             dialog.locator("#element_out_dir").fill(str(out_dir))
+            dialog.get_by_role("button", name="Verify", exact=True).click()
+            dialog.locator("#element_reference_conn_id").fill("shop_reference")
             dialog.get_by_role("button", name="Advanced Options", exact=True).click()
             dialog.get_by_label("Run ID").fill(run_id)
             dialog.get_by_role("button", name="Source", exact=True).click()
             dialog.locator("#element_source").fill(str(archive))
-            fmt = dialog.locator("#element_format")
-            fmt.get_by_role("combobox").fill("canal-json")  # a searchable list: type to filter, Enter picks
-            page.get_by_role("option", name="canal-json", exact=True).wait_for()
-            fmt.get_by_role("combobox").press("Enter")
-            fmt.get_by_text("canal-json", exact=True).wait_for()  # the list shows what was picked
+            dialog.locator("#element_kafka_config").fill("kafka_shop")
+            pick(dialog, page, "format", "oms-shareplex")
             trigger = dialog.get_by_role("button", name="Trigger", exact=True)
             assert trigger.is_enabled(), "the trigger form reports invalid fields"
             form_png = shot(page, "1-trigger-form")
@@ -142,8 +176,10 @@ def test_trigger_form_run_and_verification_report(sync_api, airflow_standalone, 
 
             # -- the run, executed by the standalone's scheduler ------------------------------------------
             conf = sa.api("GET", f"/dags/cdc_replay/dagRuns/{quote(run_id, safe='')}")["conf"]
-            assert conf["source"] == str(archive) and conf["format"] == "canal-json", conf
+            assert conf["source"] == str(archive) and conf["format"] == "oms-shareplex", conf
             assert conf["tables"] == ["shop.*"] and conf["out_dir"] == str(out_dir), conf
+            assert conf["primary_key"] == PRIMARY_KEYS and conf["to_format"] == "oms-default", conf
+            assert conf["reference_conn_id"] == "shop_reference" and conf["kafka_config"] == "kafka_shop", conf
             run = sa.wait_for_run("cdc_replay", run_id, timeout=RUN_TIMEOUT_S)
             assert run["state"] == "success", f"run {run_id} {run['state']}:\n{sa.log_tail()}"
             page.goto(f"{sa.url}/dags/cdc_replay/runs/{quote(run_id, safe='')}")
@@ -198,6 +234,26 @@ def test_trigger_form_run_and_verification_report(sync_api, airflow_standalone, 
     assert sorted(series) == sorted(truth), series  # one line per table
     for table, rows in truth.items():
         assert f"{table} merged: {len(rows)}" in bars, bars
+
+    # What the run wrote, as the shareplex user checks it: every table verified and counted in the reference
+    # database through its connection's URL, merged (read by delta-rs), and re-encoded in the target format.
+    report = json.loads((sa.home / "reports" / "cdc_replay" / run_id / "verification.json").read_text())
+    for r in report:
+        assert r["ok"] and r["reference_rows"] == r["actual_rows"] == len(truth[r["table"]]), r
+    assert set(table_rows(out_dir / "state")) == set(truth)
+    assert (out_dir / "replay" / "encoded").is_dir()
+    logs = [*sa.home.rglob("*.log")]
+    runs = "\n".join(p.read_text(errors="replace") for p in logs if f"run_id={run_id}" in str(p))
+    assert "--primary-key=shop.order_items=order_id,line_no" in runs  # the job's exact arguments are logged
+    assert "progress" in runs  # the jobs' plain progress lines reach the task log
+    # Secrets: not in the logs (task logs included), reports, counts.json or any other output file.
+    outputs = [p for p in [*out_dir.rglob("*"), *(sa.home / "reports" / "cdc_replay" / run_id).rglob("*")]
+               if p.is_file()]
+    assert any(p.name == "counts.json" for p in outputs)
+    for path in logs + outputs:
+        data = path.read_bytes()
+        for secret in (SECRET_DB, SECRET_KAFKA):
+            assert secret.encode() not in data, f"{secret} found in {path}"
     for png in (form_png, run_png, report_png, charts_png):
         assert png.stat().st_size > 10_000, png  # a real rendering, not a blank page
     print(f"screenshots: {form_png}, {run_png}, {report_png}, {charts_png}")
