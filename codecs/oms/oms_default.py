@@ -32,6 +32,7 @@ from ..base import TYPED_FAMILIES, Capabilities, EncodedMessage, PlainColumns, d
 from ..shared import arrow_json
 from ..shared.declared_rows import DeclaredRows
 from ..shared.json_fix import derive_fix, fix_paths
+from ..contract import INT64
 from ..shared.value_text import int_field, is_json_number, is_text, render, scalar_text
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
@@ -207,7 +208,14 @@ class OmsDefaultCodec(OmsJsonCodec):
             seconds = None
         if seconds is None or not seconds.is_finite():
             raise self.error(f"{META}.timestamp", position, f"expected epoch seconds, got {value!r}")
-        return int(seconds * 1000)
+        try:
+            ms = int(seconds * 1000)
+        except ArithmeticError:  # an exponent beyond the decimal context (1E+2147483648): no time at all
+            ms = None
+        if ms is None or not INT64[0] <= ms <= INT64[1]:
+            raise self.error(f"{META}.timestamp", position, f"epoch seconds beyond the 64-bit milliseconds of an "
+                                                            f"event time, got {value!r}")
+        return ms
 
     def _sequence(self, value: Any, position: Position) -> tuple[Decimal, ...]:
         if value is None:

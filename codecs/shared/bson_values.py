@@ -121,7 +121,7 @@ def epoch_to_ms(text: str) -> int:
     """Canonical epoch seconds -> whole milliseconds; ValueError for text that is no whole number of them."""
     try:
         ms = Decimal(text) * 1000
-    except InvalidOperation:
+    except ArithmeticError:  # not a number, or an exponent beyond the decimal context (1E+2147483648)
         raise ValueError(f"not epoch seconds: {text!r}") from None
     if not ms.is_finite() or ms != ms.to_integral_value():
         raise ValueError(f"not a whole number of milliseconds: {text!r}")

@@ -221,7 +221,8 @@ def test_structural_fixed_seeds(fmt, seed):
 
 
 # Minimal messages of the defects the seed sweep found (``fuzz_sweep.py``: at seeds 6-53 a codec crashed or accepted
-# a message its own re-encoding changed): (format, message, the field its dead letter names).
+# a message its own re-encoding changed; the JVM equivalence sweep, seed 7): (format, message, the field its dead
+# letter names).
 _CANAL = ('{"id":42,"database":"shop","table":"t","type":"INSERT","isDdl":false,"es":1709210096000,"ts":1,'
           '"pkNames":["id"],"mysqlType":{"id":"int(11)","bt":"bit(12)","g":"geometry","ts":"timestamp(6)"},'
           '"sqlType":{"id":4,"bt":-7,"g":-2,"ts":93},"data":[{"id":"7",%s}],"old":null,"sql":""}')
@@ -232,6 +233,9 @@ _DEBEZIUM = ('{"schema":{"type":"struct","fields":[{"type":"struct","optional":t
              '[{"type":"int32","optional":false,"field":"id"},%s]}]},'
              '"payload":{"op":"c","ts_ms":1,"source":{"db":"shop","table":"t"},"before":null,'
              '"after":{"id":1,"price":"AA=="}}}')
+_OMS_HEARTBEAT = ('{"allMetaData":{"checkpoint":"1609344680","source_identity":"subtopic-1","dbType":"OB_MYSQL",'
+                  '"table_name":null,"db":null,"timestamp":%s},"prevStruct":null,"recordType":"HEARTBEAT",'
+                  '"postStruct":null}')
 _DECIMAL = '"type":"bytes","name":"org.apache.kafka.connect.data.Decimal","field":"price"'
 FOUND_BY_SWEEP = [
     # MySQL's BIT holds 64 bits: 5,000 bytes made an int of more digits than Python prints (the 4,300 limit)
@@ -257,6 +261,9 @@ FOUND_BY_SWEEP = [
      "schema.fields[0].fields[1].parameters.scale"),
     ("debezium-json", _DEBEZIUM.replace('"field":"after","fields":', '"field":"after","fields":true,"x":', 1)
      % '{"type":"int32","field":"price"}', "schema.fields[0].fields"),
+    # epoch seconds whose milliseconds overflow the decimal context (a crash) or do not fit 64 bits
+    ("oms-default", _OMS_HEARTBEAT % "1E+2147483648", "allMetaData.timestamp"),
+    ("oms-default", _OMS_HEARTBEAT % "9223372036854775.808", "allMetaData.timestamp"),
     # schema.column true (no list of columns): iterated as one
     ("oms-dataworks", '{"version":"2.0","schema":{"source":{"dbName":"demo","table":"t"},"column":true,"pk":["id"]},'
                       '"payload":{"op":"INSERT","timestamp":{"eventTime":1700000003000},"before":null,'
