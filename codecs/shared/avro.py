@@ -269,7 +269,10 @@ def comparable(value: Any) -> Any:
     if isinstance(value, tuple):
         name, inner = value
         if name == "float" and isinstance(inner, float):
-            return comparable(struct.unpack("<f", struct.pack("<f", inner))[0])
+            try:
+                return comparable(struct.unpack("<f", struct.pack("<f", inner))[0])
+            except OverflowError:  # beyond 32 bits: a float branch cannot hold it (fastavro's writer refuses it too)
+                return ("float beyond 32 bits", inner)
         if name in _PRIMITIVES:
             return comparable(inner)
         return (name, comparable(inner))

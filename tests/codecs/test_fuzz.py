@@ -293,6 +293,14 @@ def test_dataworks_date_beyond_every_decimal_context_is_kept_as_written():
     assert get_codec("dataworks-json").decode(msg.encode(), Position("f", -1, 1))[0].after["ts"] == "1E+2147483648"
 
 
+def test_oms_avro_float_column_beyond_32_bits_is_kept_as_written():
+    """Overwritten bytes made a float column's value a double of -7.3e+110 (sweep seed 34): comparing it with what a
+    float branch would write back crashed (struct cannot pack it); it is kept as written and re-encoded the same."""
+    found = corpus("oms-avro", 1500, seed=34, ten_mb_line=False)[269]
+    assert check_input("oms-avro", 270, found, collections.Counter()) == "decoded and round-tripped"
+    assert get_codec("oms-avro").decode(found.raw, Position("f", -1, 1))[0].after["c_float"] == "-7.348195186345418e+110"
+
+
 @pytest.mark.parametrize("index,type_info", [(1, "FLOAT"), (1, "DOUBLE"), (12, "BOOLEAN")])
 def test_oms_avro_value_of_another_branch_than_its_type_info_survives_re_encoding(index, type_info):
     """A bit flip turned a column's type_info INTEGER into FLOAT (sweep seeds 76, 128): its int value -128 compared
