@@ -837,6 +837,29 @@ def test_declared_decode_reads_bytes_and_nesting_as_python_does(spark, fmt):
     assert all(j is not None for r, j in zip(raws, jvm) if r in side_by_side)
 
 
+# Keys that hold a dot, beside the keys the declarations name: found by the JVM sweep (fuzz_sweep.py --jvm, seed 35),
+# where the declared decode fixed "checkpoi.tTime" as the path checkpoi -> tTime (written back as another object).
+_ODW = ('{"version":"2.0","schema":{"source":{"dbType":"ob_mysql","dbName":"shop","schema":null,"table":"orders"},'
+        '"column":[{"name":"id","type":"BIGINT"}],"pk":["id"]},"payload":{"before":null,"after":{"data":{"id":7}},'
+        '"op":"INSERT","timestamp":{"eventTime":1647581000000,%s},"ddl":null,"scn":"42"}%s}')
+DOTTED_KEYS = {"oms-dataworks": [_ODW % ('"checkpoi.tTime":1647581000', ""),
+                                 _ODW % ('"checkpointTime":1647581000', ',"payload.op":"DELETE"'),
+                                 _ODW % ('"checkpointTime":1647581000', ',"schema.source":{"dbName":"x"}')],
+               "canal-json": ['{"data":[{"id":"1"}],"database":"d","table":"t","es":1,"ts":1,"id":3,"isDdl":false,'
+                              '"pkNames":["id"],"sql":"","type":"INSERT","mysqlType":{"id":"int"},"sqlType":{"id":4},'
+                              '"a.b":1,"data.0":2}']}
+
+
+@pytest.mark.parametrize("fmt", sorted(DOTTED_KEYS))
+def test_a_key_with_a_dot_is_no_key_path(spark, fmt):
+    raws = [m.encode() for m in DOTTED_KEYS[fmt]]
+    python = [python_rows(fmt, r, i + 1) for i, r in enumerate(raws)]
+    got = jvm_rows(spark, fmt, raws)
+    compared(got, python, raws)
+    assert all(p is not None for p in python) and got == [None] * len(raws)  # Python keeps the key whole
+    assert '["payload","timestamp","checkpoi.tTime"]' in python[0][0]["vendor"] if fmt == "oms-dataworks" else True
+
+
 def test_a_payload_after_a_known_schema_is_read_as_the_whole_message_is(spark):
     """A converter's message whose schema the decode has seen is read without its schema: nesting about the Python
     readers' limit inside the payload, bytes they refuse, blanks after it and keys beside it give what the whole

@@ -1893,11 +1893,15 @@ public final class DeclaredJson implements PlainDecoder {
         } else if (imageRole != null && !(unwrittenImages && !imageWritten(key, row.op))) {
             return;
         }
+        undotted(key);
         Object original = msg.getOrDefault(key, MISSING);
         if (nested.contains(key) && original instanceof Map) {
             Map<String, Object> inner = (Map<String, Object>) original;
             Map<String, String> under = writesUnder.getOrDefault(key, Map.of());
-            for (String sub : inner.keySet()) compareUnder(vendor, start, key, sub, inner.get(sub), under, row);
+            for (String sub : inner.keySet()) {
+                undotted(sub);
+                compareUnder(vendor, start, key, sub, inner.get(sub), under, row);
+            }
             for (String sub : under.keySet()) {  // written keys the object lacks
                 if (!inner.containsKey(sub)) compareUnder(vendor, start, key, sub, MISSING, under, row);
             }
@@ -1925,6 +1929,7 @@ public final class DeclaredJson implements PlainDecoder {
                       Map<String, Object> original, Row row) {
         String path = paths.get(key);
         if (path == null) {
+            undotted(key);
             path = prefix.isEmpty() ? key : prefix + "." + key;
             if (paths.size() < 256) paths.put(key, path);
         }
@@ -1935,6 +1940,13 @@ public final class DeclaredJson implements PlainDecoder {
         } else {
             compareWith(vendor, start, path, o, d == OBJECT ? object(path, row) : d);
         }
+    }
+
+    /** Declines a message with a key that holds a dot: the declaration's key paths are dotted, so such a key would
+     *  be taken for a path ("checkpoi.tTime" fixed as checkpoi -> tTime, written back as another object), which
+     *  Python's key tuples keep apart. */
+    private static void undotted(String key) {
+        if (key.indexOf('.') >= 0) throw JsonChecks.DECLINE;
     }
 
     private static final LinkedHashSet<String> NO_KEYS = new LinkedHashSet<>();
