@@ -32,8 +32,7 @@ from ..base import TYPED_FAMILIES, Capabilities, EncodedMessage, PlainColumns, d
 from ..shared import arrow_json
 from ..shared.declared_rows import DeclaredRows
 from ..shared.json_fix import derive_fix, fix_paths
-from ..contract import INT64
-from ..shared.value_text import int_field, is_json_number, is_text, render, scalar_text
+from ..shared.value_text import INT64, int_field, is_json_number, is_text, render, scalar_text
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
 from ..shared.columns import column, shared_columns
