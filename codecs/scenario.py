@@ -152,7 +152,7 @@ def view(e: Event, ref: Event, caps: list[Capabilities]) -> tuple:
         elif "key" in kinds:
             before = _restrict(before, ref.primary_key)
         if any(c.after_image == "changed" for c in caps):
-            after = _restrict(after, [k for k in ref.after if ref.before.get(k, MISSING) != ref.after[k]])
+            after = _restrict(after, [k for k in ref.after or () if (ref.before or {}).get(k, MISSING) != ref.after[k]])
     elif op == "DELETE" and any(c.delete_image == "key" for c in caps):
         before = _restrict(before, ref.primary_key)
     return (op, e.qualified_table, before, after)
