@@ -8,7 +8,7 @@ import re
 from typing import TYPE_CHECKING, Any, Callable, Iterable, Mapping, NamedTuple, Optional, Sequence
 
 from . import jsontext
-from .event import DecodeError, Event, Op, Position
+from .event import DecodeError, EncodeError, Event, Op, Position
 from .shared.required import NOTHING, Required
 from .shared.json_fix import apply_fix, derive_fix, fix_paths
 
@@ -182,9 +182,22 @@ class Codec:
             msg = self.build(group)
             if first.format == self.name and first.vendor.get("fix"):
                 apply_fix(msg, first.vendor["fix"])
-            out.append(EncodedMessage(jsontext.dumps(msg), message_key(first), first.qualified_table,
+            out.append(EncodedMessage(jsontext.dumps(self.written(msg, first)), message_key(first),
+                                      first.qualified_table,
                                       self.message_op(msg, first), events=len(group)))
         return out
+
+    def written(self, msg: Any, e: Event) -> Any:
+        """``msg``, written for ``e``, once it carries what its kind of message must (``required``, what decode
+        checks): an event of another format can lack what this one always writes (an UPDATE without before image
+        from a Postgres table without REPLICA IDENTITY FULL, a row without database), and a message the decoder
+        would refuse is no output, so that is an ``EncodeError`` naming the field (a dead letter of the encode
+        step). An own event's message is the one decode checked, fixes re-applied: not checked again."""
+        if e.format != self.name:
+            found = self.required.problem(msg)
+            if found:
+                raise EncodeError(self.name, found[0], f"the event has nothing to write there: {found[1]}")
+        return msg
 
     # Hooks of the encode recipe ----------------------------------------------------------------------------
 
@@ -300,6 +313,14 @@ def ddl_op(text: str | None) -> Op:
     """Formats without a truncate operation send it as a DDL statement; it is a TRUNCATE in the canonical model,
     so merge and verify treat it the same whichever format carried it."""
     return Op.TRUNCATE if text and re.match(r"\s*truncate\b", text, re.I) else Op.DDL
+
+
+def statement(event: Event) -> str | None:
+    """The statement a format that writes one for every DDL and TRUNCATE writes: the event's own, or for a TRUNCATE
+    carried without one (Debezium's op "t") the statement it stands for."""
+    if event.ddl is None and event.op is Op.TRUNCATE:
+        return f"TRUNCATE TABLE {event.qualified_table}"
+    return event.ddl
 
 
 def message_key(event: Event) -> bytes | None:

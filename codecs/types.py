@@ -31,7 +31,7 @@ _JDBC_FAMILY = {
 _NAME_FAMILY = [
     (r"^(tinyint|smallint|mediumint|int|integer|bigint|int\d+|uint\d*|long|serial|bigserial|smallserial|year)\b", "int"),
     (r"^(decimal|numeric|number|dec|money)\b", "decimal"),
-    (r"^(float|double|real|binary_float|binary_double|float\d)\b", "float"),
+    (r"^(float|double|real|binary_float|binary_double|float\d+)\b", "float"),
     (r"^(bit)\b", "bit"),
     (r"^(bool|boolean)\b", "bool"),
     (r"^(tinyblob|blob|mediumblob|longblob|binary|varbinary|bytea|bytes|raw|long raw)\b", "binary"),

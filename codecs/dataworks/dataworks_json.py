@@ -34,7 +34,7 @@ from decimal import Decimal, InvalidOperation, Overflow
 from typing import Any, Optional, Sequence
 
 from .. import jsontext
-from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
+from ..base import Capabilities, Codec, EncodedMessage, message_key, statement, untyped
 from ..shared.json_fix import apply_fix, same_json
 from ..shared.memo import remember
 from ..shared.value_text import cell_json, cell_text
@@ -328,7 +328,8 @@ class DataWorksJsonCodec(Codec):
         msg = self._message(e, cells=True)
         if e.format == FORMAT and e.vendor.get("fix"):
             apply_fix(msg, e.vendor["fix"])
-        return EncodedMessage(jsontext.dumps(msg), message_key(e), e.qualified_table, msg["payload"]["op"], count)
+        return EncodedMessage(jsontext.dumps(self.written(msg, e)), message_key(e), e.qualified_table,
+                              msg["payload"]["op"], count)
 
     def _message(self, e: Event, cells: bool) -> dict[str, Any]:
         """The message the canonical fields describe (for own events, before the vendor fixes); ``cells=False``:
@@ -357,7 +358,7 @@ class DataWorksJsonCodec(Codec):
         payload: dict[str, Any] = {
             "before": None, "after": None, "sequenceId": _sequence_id(e),
             "timestamp": {"eventTime": ts, "checkpointTime": ts}, "op": self._op_name(e),
-            "ddl": {"text": e.ddl} if e.ddl is not None else None,
+            "ddl": {"text": statement(e)} if statement(e) is not None else None,
         }
         if e.op.is_data:
             types = {c.name: c for c in columns}
@@ -505,7 +506,7 @@ def _sequence_id(e: Event) -> Optional[str]:
     for part in e.sequence:
         if part != part.to_integral_value() or part < 0 or len(format(part, "f")) > 20:
             raise EncodeError(FORMAT, "payload.sequenceId", f"cannot pack sequence {e.sequence} into one number")
-        parts.append(format(part, "f").zfill(20))
+        parts.append(format(part.copy_abs(), "f").zfill(20))  # -0 is 0: a sign inside the digits reads as no number
     return "".join(parts)
 
 

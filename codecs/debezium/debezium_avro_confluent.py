@@ -35,7 +35,7 @@ from ..jsontext import JsonNumber
 from ..shared import schema_registry
 from ..shared.avro import read_datum
 from ..shared.json_fix import apply_fix, derive_fix, literal
-from ..shared.value_text import double_text, float32_text, parse_float
+from ..shared.value_text import double_text, float32_text, float_holds, parse_float, to_float32
 from .debezium_json import DebeziumJsonCodec, payload_fix_paths
 
 FORMAT = "debezium-avro-confluent"
@@ -532,7 +532,7 @@ class DebeziumAvroConfluentCodec(DebeziumJsonCodec):
         if len(e.sequence) == 1 and isinstance(payload.get("source"), dict):
             # a one-number position (OMS, DTS, ...) keeps the events' order as a binlog position in file ""
             payload["source"].update(file="", pos=JsonNumber(str(e.sequence[0])))
-        connect = _with_source_fields(_fitting_integers(connect, payload), payload)
+        connect = _with_source_fields(_fitting_numbers(connect, payload), payload)
         subject = e.qualified_table or "table"
         store = schema_registry.store()
         try:
@@ -562,12 +562,15 @@ class DebeziumAvroConfluentCodec(DebeziumJsonCodec):
 
 
 _INT_BITS = {"int8": 8, "int16": 16, "int32": 32, "int64": 64}
+_INTEGER = re.compile(r"-?\d+")
+_FLOAT_TEXT: dict[str, Callable[[float], str]] = {"float32": lambda v: float32_text(to_float32(v)),
+                                                   "float64": double_text}
 
 
-def _fitting_integers(connect: dict, payload: dict) -> dict:
-    """JSON numbers have no size, Avro ints do: an integer column whose values do not fit its Avro type (an
-    unsigned 64-bit value typed int64) is written as a string field, its exact digits kept, as debezium_json
-    writes a value its typed form cannot hold."""
+def _fitting_numbers(connect: dict, payload: dict) -> dict:
+    """JSON numbers have no size, Avro ints and floats do: a number column whose values its Avro type does not
+    hold (an unsigned 64-bit value typed int64, 1.5 in an int32, 1e400 in a float64) is written as a string
+    field, its exact text kept, as debezium_json writes a value its typed form cannot hold."""
     too_big: set[str] = set()
     for part in ("before", "after"):
         image = payload.get(part)
@@ -576,7 +579,10 @@ def _fitting_integers(connect: dict, payload: dict) -> dict:
             continue
         for f in row.get("fields") or ():
             bits, v = _INT_BITS.get(f.get("type")), image.get(f["field"])
-            if bits and isinstance(v, JsonNumber) and not -(2 ** (bits - 1)) <= int(v) < 2 ** (bits - 1):
+            if bits and isinstance(v, JsonNumber) and not _fits_bits(v, bits):
+                too_big.add(f["field"])
+            render = _FLOAT_TEXT.get(f.get("type"))
+            if render and isinstance(v, JsonNumber) and not _float_holds(v, render):
                 too_big.add(f["field"])
     if not too_big:
         return connect
@@ -594,6 +600,21 @@ def _fitting_integers(connect: dict, payload: dict) -> dict:
     fields = [{**f, "fields": [as_string(c) for c in f["fields"]]} if f.get("field") in ("before", "after")
               and f.get("type") == "struct" else f for f in connect["fields"]]
     return {**connect, "fields": fields}
+
+
+def _float_holds(number: JsonNumber, render: Callable[[float], str]) -> bool:
+    """Whether a float field holds a JSON number's value (``value_text.float_holds``): 1e400 or 25 digits are
+    written as a string field, their text kept."""
+    try:
+        return float_holds(number, render(parse_float(number)))
+    except ValueError:
+        return False
+
+
+def _fits_bits(number: JsonNumber, bits: int) -> bool:
+    """Whether a JSON number is an integer literal a signed ``bits`` integer holds ('1.5', '1e400' are not: the
+    column is written as a string field then, its text kept)."""
+    return _INTEGER.fullmatch(number) is not None and -(2 ** (bits - 1)) <= int(number) < 2 ** (bits - 1)
 
 
 def _with_source_fields(connect: dict, payload: dict) -> dict:

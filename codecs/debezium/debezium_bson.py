@@ -418,10 +418,14 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
             if not self.capabilities.carries(e.op):
                 continue
             own = e.format == self.name
+            if not own and e.op is Op.UPDATE and e.before is None and self._key_bytes(e, own) == message_key(e):
+                # the decoder finds an updated document by its before image or a record key {"id": ...}
+                raise EncodeError(self.name, "payload.before", "an UPDATE without before image or key columns in "
+                                                               "its after image names no document")
             payload = self._bson_payload(e)
             if own and e.vendor.get("fix"):
                 apply_fix(payload, e.vendor["fix"])
-            msg = self.enveloped(e, payload)
+            msg = self.written(self.enveloped(e, payload), e)
             op = payload.get("op") if isinstance(payload.get("op"), str) else e.op.value
             out.append(EncodedMessage(jsontext.dumps(msg), self._key_bytes(e, own), e.qualified_table, op))
         return out

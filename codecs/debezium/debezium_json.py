@@ -489,7 +489,8 @@ class DebeziumJsonCodec(Codec):
             payload = self._payload(e, foreign, rendered)
             if own and e.vendor.get("fix"):
                 apply_fix(payload, e.vendor["fix"])
-            msg = self.enveloped(e, payload, _envelope_schema(e, foreign) if foreign else None)
+            # a foreign data event gets its schema even without columns (empty images): Avro needs one
+            msg = self.written(self.enveloped(e, payload, None if foreign is None else _envelope_schema(e, foreign)), e)
             op = payload.get("op") if isinstance(payload.get("op"), str) else e.op.value
             out.append(EncodedMessage(jsontext.dumps(msg), self._key(e, own), e.qualified_table, op))
         return out
@@ -878,8 +879,10 @@ def _to_json(kind: str, text: Optional[str], field: dict) -> Any:
     if kind == "decimal":
         return base64.b64encode(_signed_bytes(_unscaled(text, _scale(field)))).decode()
     if kind == "vsdecimal":
-        d = Decimal(text)
-        scale = -d.as_tuple().exponent  # type: ignore[operator]
+        exponent = Decimal(text).as_tuple().exponent
+        if not isinstance(exponent, int):  # NaN, Infinity: no scale and no unscaled bytes spell them
+            raise ValueError(f"{text!r} is not a finite decimal")
+        scale = -exponent
         return {"scale": JsonNumber(str(scale)),
                 "value": base64.b64encode(_signed_bytes(_unscaled(text, scale))).decode()}
     if kind == "date":

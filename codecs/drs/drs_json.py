@@ -449,7 +449,7 @@ class DrsJsonCodec(Codec):
             msg = self._build(group)
             if first.format == self.name and first.vendor.get("fix"):
                 apply_header_fixes(msg, first.vendor["fix"])
-            out.append(EncodedMessage(gson_dumps(msg), message_key(first), first.qualified_table,
+            out.append(EncodedMessage(gson_dumps(self.written(msg, first)), message_key(first), first.qualified_table,
                                       OP_TO_TYPE[first.op], events=len(group)))
         return out
 

@@ -702,7 +702,8 @@ class DrsMongoCodec(Codec):
             msg = self._build(e)
             if e.format == FORMAT and e.vendor.get("fix"):
                 msg = self._fixed(e, msg)
-            out.append(EncodedMessage(gson_dumps(msg), message_key(e), e.qualified_table, OP_NAMES[e.op]))
+            out.append(EncodedMessage(gson_dumps(self.written(msg, e)), message_key(e), e.qualified_table,
+                                      OP_NAMES[e.op]))
         return out
 
     def _fixed(self, e: Event, derived: dict) -> dict:

@@ -41,8 +41,8 @@ from ..shared.avro import (SCHEMA_DIR, avro_dumps, avro_loads, check_ints, compa
 from ..shared.avro_ints import INT32_MAX, INT32_MIN
 from ..shared.time_text import (DATE_RE, DATETIME_RE, TIME_RE, date_text, epoch_text, parse_date, parse_datetime,
                                parse_epoch, parse_time, split_zoned, time_text)
-from ..shared.value_text import (INT64, INT_RE, b64, decimal_shape, double_text, fits, parse_float, parse_int,
-                                unb64)
+from ..shared.value_text import (INT64, INT_RE, b64, decimal_shape, double_text, fits, float_holds, parse_float,
+                                parse_int, unb64)
 from ..shared.required import ARRAY, STRING, Required, need, same_needs
 from ..types import decimal_precision_scale, family
 from ..shared.memo import remember
@@ -276,12 +276,17 @@ def _typed_image_value(column: Column, spec: Mapping[str, Any], text: str) -> An
     if kind == "Float":
         ps = decimal_precision_scale(column.type_name) or (0, 0)
         precision, scale = _int32s((spec.get("precision", ps[0]), spec.get("scale", ps[1])))
-        return _rec("Float", {"value": parse_float(text), "precision": precision, "scale": scale})
+        value = parse_float(text)
+        if not float_holds(text, double_text(value)):
+            raise ValueError(f"{text!r} is not a double's value")  # a Character keeps it
+        return _rec("Float", {"value": value, "precision": precision, "scale": scale})
     if kind == "Character":
         charset = spec.get("charset", "utf8mb4")
         return _rec("Character", {"charset": charset, "value": text.encode(python_charset(charset))})
     if kind == "Timestamp":
         seconds, nanos = parse_epoch(text)
+        if not fits(seconds, INT64):  # Timestamp.timestamp is a long: a Character keeps such a text
+            raise ValueError(f"{text!r}: epoch seconds beyond 64 bits")
         return _rec("Timestamp", {"timestamp": seconds, "millis": _micros(nanos, text)})
     if kind == "DateTime":
         return _rec("DateTime", _datetime_record(column, spec, text))
@@ -293,6 +298,8 @@ def _typed_image_value(column: Column, spec: Mapping[str, Any], text: str) -> An
         n = parse_int(text)
         bits = decimal_precision_scale(column.type_name)
         size = spec.get("nbytes") or ((bits[0] + 7) // 8 if bits else max(1, (n.bit_length() + 7) // 8))
+        if n < 0 or n.bit_length() > 8 * size:  # more bits than the column's bytes: a Character keeps the digits
+            raise ValueError(f"{text!r} does not fit {size} bytes of BIT")
         return _rec("BinaryObject", {"type": spec["type"], "value": n.to_bytes(size, "big")})
     if kind in ("BinaryObject", "BinaryGeometry"):
         return _rec(kind, {"type": spec.get("type", "BLOB"), "value": unb64(text)})
@@ -595,6 +602,7 @@ class DtsAvroCodec(Codec):
         out = []
         for event in events:
             datum, born = self.datum(event)
+            self.written(datum, event)
             value = avro_dumps(RECORD15 if born else RECORD14, datum)
             out.append(EncodedMessage(value=value, key=message_key(event), table=event.qualified_table,
                                       op=datum["operation"], events=1))

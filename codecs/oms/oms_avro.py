@@ -42,8 +42,8 @@ from ..shared.avro import (SCHEMA_DIR, avro_dumps, avro_loads, check_ints, compa
                            short_name, to_jsonable)
 from ..shared.time_text import (EPOCH_RE, date_text, epoch_from_zoned, epoch_text, parse_date, parse_datetime,
                                parse_epoch, parse_time, time_text, zoned_from_epoch)
-from ..shared.value_text import (INT32, INT64, b64, decimal_shape, double_text, fits, float32_text, is_float32,
-                                parse_float, parse_int, unb64)
+from ..shared.value_text import (INT32, INT64, b64, decimal_shape, double_text, fits, float32_text, float_holds,
+                                is_float32, parse_float, parse_int, to_float32, unb64)
 from ..shared.required import STRING, Required, need, same_needs
 from ..types import decimal_precision_scale, family
 from ..shared.columns import column, shared_columns
@@ -89,6 +89,11 @@ def _rec(short: str, body: dict) -> tuple[str, dict]:
     return (f"{NS}.{short}", body)
 
 
+# Float types of a double's width whose first word reads FLOAT: Connect's float64, PostgreSQL's float8, MySQL's
+# FLOAT(p) with p of 25-53 (a 32-bit float would round their values)
+_DOUBLE_WIDE = re.compile(r"\s*float(64|8\b|\s*\(\s*(2[5-9]|[3-5]\d)\s*\))", re.IGNORECASE)
+
+
 @functools.lru_cache(maxsize=4096)
 def _base_word(type_name: Optional[str]) -> str:
     m = re.match(r"\s*([A-Za-z_]+)", type_name or "")
@@ -112,7 +117,8 @@ def data_type(type_name: Optional[str], jdbc_type: Optional[int] = None) -> str:
     if fam in simple:
         return simple[fam]
     if fam == "float":
-        return "FLOAT" if base in ("FLOAT", "BINARY_FLOAT", "FLOAT4") else "DOUBLE"
+        return "FLOAT" if base in ("FLOAT", "BINARY_FLOAT", "FLOAT4") and not _DOUBLE_WIDE.match(type_name or "") \
+            else "DOUBLE"
     if fam == "binary":
         return base if base in ("RAW", "ROARINGBITMAP") else "BINARY"
     return base if base in DATA_TYPES else "STRING"
@@ -207,17 +213,19 @@ def _typed_value(dt: str, column: Column, spec: Mapping[str, Any], text: str) ->
             return ("int", n)
         return ("long", n) if fits(n, INT64) else ("string", text)  # unsigned 64-bit: see NOTES.md
     if dt in ("FLOAT", "DOUBLE"):
-        return (dt.lower(), parse_float(text))
+        value = parse_float(text)
+        if not float_holds(text, float32_text(to_float32(value)) if dt == "FLOAT" else double_text(value)):
+            raise ValueError(f"{text!r} is not a {dt.lower()}'s value")  # the string branch keeps it
+        return (dt.lower(), value)
     if dt == "DECIMAL":
         ps = decimal_precision_scale(column.type_name) or decimal_shape(text)
         return _rec("DecimalObject", {"precision": ps[0], "scale": ps[1], "value": text})
     if dt in ("BINARY", "RAW", "ROARINGBITMAP"):
         return ("bytes", unb64(text))
     if dt == "TIMESTAMP":
-        if EPOCH_RE.match(text):
-            seconds, nanos = parse_epoch(text)
-            return _rec("TimestampObject", {"seconds": seconds, "nanos": nanos, "timezone": None})
-        seconds, nanos, zone_name = epoch_from_zoned(text)
+        seconds, nanos, zone_name = (*parse_epoch(text), None) if EPOCH_RE.match(text) else epoch_from_zoned(text)
+        if not fits(seconds, INT64):  # TimestampObject.seconds is a long: the string branch keeps such a text
+            raise ValueError(f"{text!r}: epoch seconds beyond 64 bits")
         return _rec("TimestampObject", {"seconds": seconds, "nanos": nanos, "timezone": zone_name})
     if dt == "DATE":
         y, m, d = parse_date(text)
@@ -588,7 +596,7 @@ class OmsAvroCodec(Codec):
     def encode(self, events: Sequence[Event]) -> list[EncodedMessage]:
         out: list[EncodedMessage] = []
         for event in events:
-            datum = self.datum(event)
+            datum = self.written(self.datum(event), event)
             out.extend(self._messages(event, datum))
         return out
 

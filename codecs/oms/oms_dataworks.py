@@ -26,7 +26,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Any, Optional
 
-from ..base import Capabilities
+from ..base import Capabilities, statement
 from ..shared.declared_rows import DeclaredRows
 from ..shared.value_text import int_field, is_text, render
 from ..event import Column, EncodeError, Event, Image, Op, Position
@@ -261,7 +261,8 @@ class OmsDataWorksCodec(OmsJsonCodec):
                 msg["schema"] = {"source": _source(e)}  # a transaction marker of one table
             return msg
         payload["before"] = payload["after"] = None
-        payload["ddl"] = {"text": e.ddl} if e.ddl is not None else None
+        text = statement(e)
+        payload["ddl"] = {"text": text} if text is not None else None
         render_fix = {tuple(x) for x in e.vendor.get("render", ())} if own else set()
         for part, image in (("before", e.before), ("after", e.after)):
             if image is not None and images:

@@ -294,8 +294,11 @@ class OmsDefaultCodec(OmsJsonCodec):
             if kind is None or fmt[i] == self.name:
                 return None
             database, table = databases[i], tables[i]
-            qualified = ".".join([p for p in (database, schemas[i], table) if p])
             b, a = befores[i], afters[i]
+            if not database or not table or (b if kind in ("UPDATE", "DELETE") else a) is None or \
+                    kind == "UPDATE" and a is None:
+                return None  # what REQUIRED asks of the message is missing: ``encode`` names it (EncodeError)
+            qualified = ".".join([p for p in (database, schemas[i], table) if p])
             before, after = None if b is None else dict(b), None if a is None else dict(a)
             pk = pks[i] or ()
             image = (before if kind == "DELETE" else after) or {}
@@ -330,6 +333,14 @@ class OmsDefaultCodec(OmsJsonCodec):
         own = pc.fill_null(pc.equal(col("format"), self.name), False)
         taken = pc.and_(kind.is_valid(), pc.invert(own))
         database, schema, table = col("database"), col("schema"), col("table")
+        # what REQUIRED asks of a row message (a database, a table, the images of its kind): the row path names a miss
+        named = pc.and_(pc.fill_null(pc.greater(pc.utf8_length(database), 0), False),
+                        pc.fill_null(pc.greater(pc.utf8_length(table), 0), False))
+        needs_before = pc.fill_null(pc.is_in(kind, value_set=pa.array(["UPDATE", "DELETE"])), False)
+        needs_after = pc.fill_null(pc.not_equal(kind, "DELETE"), False)
+        imaged = pc.and_(pc.or_(pc.invert(needs_before), before.is_valid()),
+                         pc.or_(pc.invert(needs_after), after.is_valid()))
+        taken = pc.and_(taken, pc.and_(named, imaged))
         # ".".join(the parts that are neither NULL nor ""): each present part with a leading dot, the first dot cut
         # (binary_join_element_wise's null_handling="skip" returned a shorter array in pyarrow 26).
         dotted = [pc.if_else(pc.fill_null(pc.equal(p, ""), True), "", arrow_json.concat(".", p))

@@ -114,6 +114,14 @@ def is_float32(x: float) -> bool:
         return False
 
 
+def to_float32(x: float) -> float:
+    """The 32-bit float a writer stores for ``x`` (ValueError beyond its range)."""
+    try:
+        return struct.unpack("<f", struct.pack("<f", x))[0]
+    except OverflowError:
+        raise ValueError(f"{x!r} is beyond a 32-bit float") from None
+
+
 def float32_text(x: float) -> str:
     """Shortest text that reads back to the same 32-bit float (1.2222f is 1.2222, not 1.2222000360488892)."""
     if math.isnan(x) or math.isinf(x):
@@ -126,6 +134,20 @@ def float32_text(x: float) -> str:
         except OverflowError:  # near the float32 limit a rounded spelling (-3.403e38) lies beyond it
             continue
     return repr(x)
+
+
+def float_holds(text: str, rendered: str) -> bool:
+    """Whether a float written for ``text`` and read back as ``rendered`` (``double_text`` / ``float32_text`` of
+    the value ``parse_float`` gave) holds the number ``text`` spells. An Avro double has no spelling, so
+    1.2510357E7 and 12510357.0 are one value; 1e400 (Infinity), 25 significant digits or a padded ' 1.5' are not
+    what a float holds, and an encoder writes such text in its string form instead."""
+    if text == rendered:
+        return True
+    try:
+        number = Decimal(text)
+        return number.is_finite() and text == text.strip() and number == Decimal(rendered)
+    except ArithmeticError:
+        return False
 
 
 def parse_float(text: str) -> float:

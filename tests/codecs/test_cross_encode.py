@@ -1,0 +1,136 @@
+"""Re-encoding into another format (``replay --to-format``): an event another format accepted is written as a message
+the target decodes to the same values, or refused with an ``EncodeError`` that names the target's field (the encode
+step's dead letter), never a crash that names nothing and never a message the target's own decoder refuses.
+
+``test_format_matrix`` proves this for the canonical scenario; here it runs over fuzzed events (the seeded corpus
+of ``fuzz.py``) and over the cases the sweep (``fuzz_sweep.py --cross``) found, each of which failed before its fix.
+
+Values the sweep still sees change (seed 1; not fixed, so the fuzzed-events test checks crashes and refused messages
+only): a schema level (PostgreSQL's ``public``) is dropped by targets that name only database and table; a
+DATETIME(6) at a whole second loses its six zero digits in oms-avro and dts-avro (same instant), as epoch text
+``1739455397.970`` becomes ``1739455397.97``; dts-avro writes a BOOLEAN as 1/0; debezium-avro-confluent writes a column
+absent from an image as NULL (an Avro record has every field); DRS targets write an UPDATE without before image
+with an empty one; Canal, Maxwell and OMS Avro take an UPDATE's columns absent from its after image from the
+before image (OMS Avro images are positional).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+
+from cdc_codecs import Column, EncodeError, Op, Position, available_formats, get_codec
+from cdc_codecs.event import Event
+from fuzz_sweep import cross_check  # beside this file
+
+FORMATS = available_formats()
+CROSS_PER_FORMAT = 12  # x 2 corpora x 18 formats, each accepted event into 17 targets: ~10 s
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_fuzzed_events_encode_into_every_format_or_name_the_field(fmt):
+    import fuzz
+
+    raws = [i.raw for i in fuzz.corpus(fmt, CROSS_PER_FORMAT, ten_mb_line=False)]
+    raws += [i.raw for i in fuzz.structural(fmt, CROSS_PER_FORMAT)]
+    assert cross_check(fmt, raws, values=False) == []
+
+
+def _event(column: Column, value: str | None, op: Op = Op.INSERT, **fields) -> Event:
+    image = {"id": "1", column.name: value}
+    return Event(format="ogg-json", op=op, database="shop", table="t", position=Position("found.jsonl", -1, 3),
+                 columns=(Column("id", "bigint", -5, True), column), primary_key=("id",),
+                 before=image if op in (Op.UPDATE, Op.DELETE) else None,
+                 after=None if op is Op.DELETE else image, event_time_ms=1700000000000,
+                 sequence=(Decimal(7),), **fields)
+
+
+def _back(fmt: str, e: Event) -> Event:
+    codec = get_codec(fmt)
+    [message] = codec.encode([e])
+    [back] = codec.decode(message.value, Position("out", -1, 1, key=message.key))
+    return back
+
+
+# (target, column, value): each crashed (ValueError, OverflowError, TypeError) or came back as another value
+KEPT_AS_WRITTEN = [
+    # an int column holding what no Avro int holds: written as a string field
+    ("debezium-avro-confluent", Column("c", "int", 4, True), "1.5"),
+    ("debezium-avro-confluent", Column("c", "int", 4, True), "1e400"),
+    ("debezium-avro-confluent", Column("c", "int", 4, True), "0.0000000001"),
+    # MongoDB's NaN decimal: no scale, no unscaled bytes
+    ("debezium-json", Column("c", "decimal128", 3, False), "NaN"),
+    ("debezium-avro-confluent", Column("c", "decimal128", 3, False), "NaN"),
+    # a BIT value wider than the column, epoch seconds beyond 64 bits: the string forms keep them
+    ("dts-avro", Column("c", "bit(8)", -7, False), "18446744073709551616"),
+    ("dts-avro", Column("c", "timestamp", 93, False), "18446744073709551616"),
+    ("oms-avro", Column("c", "timestamp", 93, False), "-18446744073709551616.5"),
+    ("oms-avro", Column("c", "timestamp with time zone", 2014, False), "18446744073709551616"),
+    # what a double does not hold: Infinity, or more digits than it has
+    *[(fmt, Column("c", "double", 8, True), text) for fmt in ("oms-avro", "dts-avro", "debezium-avro-confluent")
+      for text in ("1e400", "9.999999999999999093266253372484619954704887340320456937072250493")],
+    # Connect's float64 is a double (its first word read FLOAT: a 32-bit float gave 10.0 back)
+    ("oms-avro", Column("c", "float64", 8, True), "9.999999999999"),
+    ("debezium-avro-confluent", Column("c", "float32", 6, True), "9.999999999999"),
+]
+
+
+@pytest.mark.parametrize("fmt,column,value", KEPT_AS_WRITTEN,
+                         ids=[f"{f}:{c.type_name}:{v[:12]}" for f, c, v in KEPT_AS_WRITTEN])
+def test_values_another_format_wrote_come_back_as_written(fmt, column, value):
+    assert _back(fmt, _event(column, value)).after["c"] == value
+
+
+@pytest.mark.parametrize("fmt", ["oms-avro", "dts-avro", "debezium-avro-confluent"])
+def test_a_double_spelled_another_way_stays_a_double(fmt):
+    """DRS writes Java's 1.2510357E7: the same double as 12510357.0, so it is written as a double (a string would
+    change the column's type for every consumer), and comes back as the same number."""
+    back = _back(fmt, _event(Column("c", "double", 8, True), "1.2510357E7"))
+    assert Decimal(back.after["c"]) == Decimal("1.2510357E7")
+
+
+# (target, event, field): an event of another format that lacks what the target always writes; each was written
+# as a message the target's own decoder refuses
+MISSING_WHAT_THE_TARGET_NEEDS = [
+    # an UPDATE without before image (PostgreSQL without REPLICA IDENTITY FULL, through Debezium)
+    *[(fmt, _event(Column("c", "int", 4, True), "2", op=Op.UPDATE).with_(before=None), field)
+      for fmt, field in (("cloudcanal-json", "before"), ("oms-default", "prevStruct"), ("dts-avro", "beforeImages"),
+                         ("oms-dataworks", "payload.before.data"))],
+    # and no key columns to name the document by
+    ("debezium-bson", _event(Column("c", "int", 4, True), "2", op=Op.UPDATE).with_(before=None, primary_key=()),
+     "payload.before"),
+    # a row without database (Maxwell, OGG messages that name only a table)
+    *[(fmt, _event(Column("c", "int", 4, True), "2").with_(database=None), field)
+      for fmt, field in (("canal-json", "database"), ("oms-default", "allMetaData.db"), ("oms-avro", "schemaName"))],
+]
+
+
+@pytest.mark.parametrize("fmt,event,field", MISSING_WHAT_THE_TARGET_NEEDS,
+                         ids=[f"{f}:{d}" for f, _, d in MISSING_WHAT_THE_TARGET_NEEDS])
+def test_an_event_without_what_the_target_needs_is_refused_naming_the_field(fmt, event, field):
+    with pytest.raises(EncodeError) as err:
+        get_codec(fmt).encode([event])
+    assert (err.value.vendor, err.value.field) == (fmt, field)
+
+
+@pytest.mark.parametrize("fmt", ["dataworks-json", "oms-dataworks"])
+def test_a_truncate_without_statement_is_written_with_the_one_it_stands_for(fmt):
+    """Debezium's op "t" carries no statement; DataWorks' TRUNCATE does (its decoder requires it)."""
+    e = _event(Column("c", "int", 4, True), None).with_(op=Op.TRUNCATE, before=None, after=None, columns=(),
+                                                        primary_key=())
+    back = _back(fmt, e)
+    assert (back.op, back.ddl) == (Op.TRUNCATE, "TRUNCATE TABLE shop.t")
+
+
+def test_a_sequence_part_of_minus_zero_packs_as_zero():
+    """Two-part sequences are packed into one sequenceId: a -0 part put a sign inside the digits."""
+    e = _event(Column("c", "int", 4, True), "2").with_(sequence=(Decimal(5), Decimal("-0")))
+    assert _back("dataworks-json", e).sequence == (Decimal("0000000000000000000500000000000000000000"),)
+
+
+def test_an_event_without_columns_encodes_into_debezium_avro():
+    """An Avro value needs a schema even for an event without columns (a MongoDB envelope, an OMS Avro row
+    without fields): a KeyError before."""
+    e = _event(Column("c", "int", 4, True), None).with_(columns=(), primary_key=(), after={})
+    assert _back("debezium-avro-confluent", e).after == {}
