@@ -529,10 +529,12 @@ class DebeziumAvroConfluentCodec(DebeziumJsonCodec):
         message, = DebeziumJsonCodec.encode(self, [e])
         msg, _ = jsontext.loads(message.value)
         connect, payload = msg["schema"], msg["payload"]
+        if e.op is Op.UPDATE:
+            _unchanged_from_before(payload)
         if len(e.sequence) == 1 and isinstance(payload.get("source"), dict):
             # a one-number position (OMS, DTS, ...) keeps the events' order as a binlog position in file ""
             payload["source"].update(file="", pos=JsonNumber(str(e.sequence[0])))
-        connect = _with_source_fields(_fitting_numbers(connect, payload), payload)
+        connect = _with_source_fields(_present_fields(_fitting_numbers(connect, payload), payload), payload)
         subject = e.qualified_table or "table"
         store = schema_registry.store()
         try:
@@ -600,6 +602,33 @@ def _fitting_numbers(connect: dict, payload: dict) -> dict:
     fields = [{**f, "fields": [as_string(c) for c in f["fields"]]} if f.get("field") in ("before", "after")
               and f.get("type") == "struct" else f for f in connect["fields"]]
     return {**connect, "fields": fields}
+
+
+def _unchanged_from_before(payload: dict) -> None:
+    """An UPDATE's after image without a column its before image has (SharePlex, OGG without full supplemental
+    logging: "not changed") takes the before image's value, as OMS Avro's positional images do: an Avro record
+    writes every field, and a NULL there would say the column was set to NULL."""
+    before, after = payload.get("before"), payload.get("after")
+    if isinstance(before, dict) and isinstance(after, dict) and after:
+        for name, value in before.items():
+            after.setdefault(name, value)
+
+
+def _present_fields(connect: dict, payload: dict) -> dict:
+    """An Avro record writes every field of its schema, a NULL where the image has no value: a column absent from
+    every image of the event (a row of a Canal message without a column its other rows have) is left out of this
+    event's schema, so it stays absent instead of becoming NULL. (One absent from one image only is written NULL:
+    before and after share one Value schema.)"""
+    images = [payload[p] for p in ("before", "after") if isinstance(payload.get(p), dict)]
+    if not images:
+        return connect
+    present = set().union(*images)
+
+    def trimmed(f: dict) -> dict:
+        if f.get("field") not in ("before", "after") or f.get("type") != "struct":
+            return f
+        return {**f, "fields": [c for c in f.get("fields") or () if c.get("field") in present]}
+    return {**connect, "fields": [trimmed(f) for f in connect["fields"]]}
 
 
 def _float_holds(number: JsonNumber, render: Callable[[float], str]) -> bool:

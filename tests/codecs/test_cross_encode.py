@@ -9,9 +9,9 @@ Values the sweep still sees change (seed 1; not fixed, so the fuzzed-events test
 only): a schema level (PostgreSQL's ``public``) is dropped by targets that name only database and table; a
 DATETIME(6) at a whole second loses its six zero digits in oms-avro and dts-avro (same instant), as epoch text
 ``1739455397.970`` becomes ``1739455397.97``; dts-avro writes a BOOLEAN as 1/0; debezium-avro-confluent writes a column
-absent from an image as NULL (an Avro record has every field); DRS targets write an UPDATE without before image
-with an empty one; Canal, Maxwell and OMS Avro take an UPDATE's columns absent from its after image from the
-before image (OMS Avro images are positional).
+an UPDATE's before image lacks (and its after image has) as NULL (an Avro record has every field); DRS targets
+write an UPDATE without before image with an empty one; Canal and Maxwell read a column an UPDATE's before image
+lacks as not changed (their ``old`` lists changed columns only).
 """
 
 from __future__ import annotations
@@ -134,3 +134,17 @@ def test_an_event_without_columns_encodes_into_debezium_avro():
     without fields): a KeyError before."""
     e = _event(Column("c", "int", 4, True), None).with_(columns=(), primary_key=(), after={})
     assert _back("debezium-avro-confluent", e).after == {}
+
+
+def test_a_column_absent_from_the_row_stays_absent_in_debezium_avro():
+    """A Canal message's rows need not list the same columns (a row without ``other``): an Avro record writes every
+    field of its schema, so the column was written as NULL; it is left out of that event's schema."""
+    e = _event(Column("c", "int", 4, True), "2").with_(after={"id": "1"})
+    assert _back("debezium-avro-confluent", e).after == {"id": "1"}
+
+
+def test_a_column_an_update_left_out_of_its_after_image_keeps_the_before_value_in_debezium_avro():
+    """SharePlex, or OGG without full supplemental logging, leave unchanged columns out of the after image; written
+    as NULL, a consumer applying the after image would set them to NULL."""
+    e = _event(Column("c", "int", 4, True), "2", op=Op.UPDATE).with_(after={"id": "1"})
+    assert _back("debezium-avro-confluent", e).after == {"id": "1", "c": "2"}
