@@ -36,6 +36,8 @@ class Capabilities:
     delete_image: str = "full"  # what a delete carries: "full" | "key" | "none"
     ops: frozenset[Op] = frozenset(Op)
     primary_key: bool = True  # names the key columns; when False, replay --primary-key supplies them
+    # names a schema between database and table; when False, a schema is written as the database (``flat_database``)
+    schema_level: bool = True
     transactions: bool = False
     messages_per_update: int = 1
     # Packs the rows of one source message back into one message (Canal data[]), so a re-encode must see a
@@ -70,6 +72,7 @@ class Capabilities:
             "delete_image": self.delete_image,
             "ops": sorted(o.value for o in self.ops),
             "primary_key": self.primary_key,
+            "schema_level": self.schema_level,
             "transactions": self.transactions,
             "messages_per_update": self.messages_per_update,
             "packs_rows": self.packs_rows,
@@ -313,6 +316,14 @@ def ddl_op(text: str | None) -> Op:
     """Formats without a truncate operation send it as a DDL statement; it is a TRUNCATE in the canonical model,
     so merge and verify treat it the same whichever format carried it."""
     return Op.TRUNCATE if text and re.match(r"\s*truncate\b", text, re.I) else Op.DDL
+
+
+def flat_database(event: Event) -> str | None:
+    """The database a format without a schema level writes: the event's schema where it has one (DRS's rule for
+    Oracle and PostgreSQL sources; a MySQL database is what they call a schema), else its database. Writing the
+    database instead made PostgreSQL's ``public.users`` and ``audit.users`` one table; the source's database name
+    (one per sync task) is not carried."""
+    return event.schema or event.database
 
 
 def statement(event: Event) -> str | None:

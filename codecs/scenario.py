@@ -140,8 +140,10 @@ def _restrict(image, columns) -> dict | None:
 def view(e: Event, ref: Event, caps: list[Capabilities]) -> tuple:
     """``e`` as far as formats with ``caps`` carry it; which columns count is decided by the reference event."""
     op = op_after(ref.op, caps)
+    table = e.qualified_table if all(c.schema_level for c in caps) else \
+        ".".join(p for p in (e.schema or e.database, e.table) if p)  # base.flat_database
     if not ref.op.is_data:
-        return (op, e.qualified_table, e.ddl) if ref.op in (Op.DDL, Op.TRUNCATE) else (op,)
+        return (op, table, e.ddl) if ref.op in (Op.DDL, Op.TRUNCATE) else (op,)
     before, after = e.before, e.after
     if op == "INSERT":
         before = None
@@ -155,7 +157,7 @@ def view(e: Event, ref: Event, caps: list[Capabilities]) -> tuple:
             after = _restrict(after, [k for k in ref.after or () if (ref.before or {}).get(k, MISSING) != ref.after[k]])
     elif op == "DELETE" and any(c.delete_image == "key" for c in caps):
         before = _restrict(before, ref.primary_key)
-    return (op, e.qualified_table, before, after)
+    return (op, table, before, after)
 
 
 def assert_same_as_scenario(got: list[Event], caps: list[Capabilities]) -> None:

@@ -25,7 +25,7 @@ from typing import Any, Mapping, NamedTuple, Optional, Sequence
 
 import orjson
 
-from ..base import Capabilities, Codec
+from ..base import Capabilities, Codec, flat_database
 from ..shared.declared_rows import DeclaredRows
 from ..shared.required import ARRAY, STRING, Required, need, same_needs
 from ..event import Column, DecodeError, EncodeError, Event, Image, Op, Position
@@ -173,6 +173,7 @@ class CanalJsonCodec(Codec):
     vendor = "Alibaba Canal / OceanBase OMS / CloudCanal"
     description = "Canal FlatMessage JSON: data[] rows, old[] changed columns, mysqlType/sqlType, es/ts"
     capabilities = Capabilities(
+        schema_level=False,  # a schema is written as the database (flat_database)
         typed_values=True,
         before_image="changed",
         delete_image="full",
@@ -532,7 +533,7 @@ class CanalJsonCodec(Codec):
         own = first.format == FORMAT
         columns = _merge_columns(group)
         msg: dict[str, Any] = {
-            "database": first.database if first.database is not None else "",
+            "database": flat_database(first) if flat_database(first) is not None else "",
             "table": first.table if first.table is not None else "",
             "pkNames": list(first.primary_key) if first.primary_key else None,
             "es": JsonNumber(str(first.event_time_ms)) if first.event_time_ms is not None else None,

@@ -39,7 +39,7 @@ from decimal import Decimal
 from typing import Any, Optional, Sequence
 
 from .. import jsontext
-from ..base import Capabilities, EncodedMessage, message_key, untyped
+from ..base import Capabilities, EncodedMessage, flat_database, message_key, untyped
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
 from ..shared.bson_values import (
@@ -236,6 +236,7 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
     vendor = "Debezium (Red Hat), MongoDB connector"
     description = "Debezium MongoDB envelope: Extended JSON document strings, updateDescription, _id record key"
     capabilities = Capabilities(
+        schema_level=False,  # a schema is written as the database (flat_database)
         losses=untyped("bit", "date", "datetime", "decimal", "int", "timestamp"),
         typed_values=True,
         before_image="key",
@@ -470,7 +471,7 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
         elif e.op is Op.UPDATE:
             description = self._description(e, own, cols, document)
         ts = JsonNumber(str(e.event_time_ms)) if e.event_time_ms is not None else None
-        source: dict[str, Any] = {"connector": "mongodb", "db": e.database, "collection": e.table, "ts_ms": ts}
+        source: dict[str, Any] = {"connector": "mongodb", "db": flat_database(e), "collection": e.table, "ts_ms": ts}
         if not own and len(e.sequence) == 1:
             source["ord"] = JsonNumber(str(e.sequence[0]))  # a one-number position orders as the oplog's ord
         elif own and len(e.sequence) == 3:

@@ -134,6 +134,7 @@ GAUSS_DIALECT = Dialect(
                 "opType, DRS type codes in sqlType",
     values=GaussValues(),
     types_key="columnType",
+    schema_level=True,
     notes="UPDATE old is the full before image; DELETE row in old (accepted in data too); id is DRS's monotonic "
           "sequence; sqlType holds DRS type codes (jdbc_type is derived from the type name); a zone id in a "
           "timestamptz value is written verbatim (PostgreSQL prints offsets); no heartbeat, transaction or truncate records.",

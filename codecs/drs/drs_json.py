@@ -25,7 +25,7 @@ from decimal import Decimal
 from types import MappingProxyType
 from typing import Any, Iterable, Mapping, NamedTuple, Optional, Sequence, cast
 
-from ..base import Capabilities, Codec, EncodedMessage, group_by_message, message_key
+from ..base import Capabilities, Codec, EncodedMessage, flat_database, group_by_message, message_key
 from ..event import Column, EncodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
 from ..shared.declared_rows import DeclaredRows
@@ -144,6 +144,7 @@ class Dialect:
     values: Values = field(default_factory=Values)
     types_key: str = "mysqlType"
     notes: str = ""
+    schema_level: bool = False  # a ``schema`` header beside ``database`` (GaussDB's)
 
 
 JSON_DIALECT = Dialect(
@@ -199,7 +200,7 @@ class DrsJsonCodec(Codec):
         self.description = dialect.description
         self.capabilities = Capabilities(
             typed_values=True, before_image="full", delete_image="full", ops=DRS_OPS, transactions=False,
-            packs_rows=True,
+            packs_rows=True, schema_level=dialect.schema_level,
             notes=dialect.notes,
         )
 
@@ -494,8 +495,8 @@ class DrsJsonCodec(Codec):
             "id": JsonNumber(str(drs_id(first))),
             "es": JsonNumber(str(ms)) if ms is not None else None,
             "ts": JsonNumber(str(ts)) if ts is not None else None,
-            # DRS JSON has no schema field; an Oracle source writes the schema as database.
-            "database": first.database if first.database is not None else (first.schema or ""),
+            # DRS JSON has no schema field; an Oracle or PostgreSQL source writes the schema as database.
+            "database": flat_database(first) or "",
             "table": first.table or "",
         }
 

@@ -53,7 +53,7 @@ from datetime import date
 from decimal import Decimal
 from typing import Any, Optional, Sequence
 
-from ..base import Capabilities, Codec, EncodedMessage, message_key, untyped
+from ..base import Capabilities, Codec, EncodedMessage, flat_database, message_key, untyped
 from .drs_wire import apply_header_fixes, drs_id, gson_dumps, header_fixes, integer_field, text_field
 from ..event import Column, DecodeError, Event, Image, Op, Position
 from ..jsontext import JsonNumber
@@ -551,6 +551,7 @@ class DrsMongoCodec(Codec):
     vendor = "Huawei Cloud DRS"
     description = "Huawei DRS JSON for MongoDB/DDS: oplog entries with shell-JSON value/where, $set/$unset updates"
     capabilities = Capabilities(
+        schema_level=False,  # a schema is written as the database (flat_database)
         losses=untyped("bit", "date", "datetime", "decimal", "int", "timestamp"),
         primary_key=False,
         typed_values=True,
@@ -728,7 +729,7 @@ class DrsMongoCodec(Codec):
         ts = e.position.timestamp_ms if e.position.timestamp_ms is not None else ms
         return {
             "id": JsonNumber(str(drs_id(e))), "op": OP_NAMES[e.op], "dbType": "MongoDB",
-            "db": e.database or "", "coll": e.table or "", "value": value, "where": where,
+            "db": flat_database(e) or "", "coll": e.table or "", "value": value, "where": where,
             "recordType": record_type, "extra": record_type,
             "es": JsonNumber(str(ms)) if ms is not None else None,
             "ts": JsonNumber(str(ts)) if ts is not None else None,

@@ -23,7 +23,7 @@ import re
 from decimal import Decimal
 from typing import Any, Optional, Sequence
 
-from ..base import TYPED_FAMILIES, Capabilities, Codec, untyped
+from ..base import TYPED_FAMILIES, Capabilities, Codec, flat_database, untyped
 from ..event import EncodeError, Event, Op, Position
 from ..jsontext import JsonNumber
 from ..shared.declared_rows import DeclaredRows
@@ -58,6 +58,7 @@ class MaxwellJsonCodec(Codec):
     vendor = "Zendesk Maxwell"
     description = "Maxwell JSON: database/table/type, ts (s), xid/xoffset/commit, data row, old changed columns"
     capabilities = Capabilities(
+        schema_level=False,  # a schema is written as the database (flat_database)
         losses=untyped(*TYPED_FAMILIES),  # no column types: every value is exact text
         typed_values=False,
         before_image="changed",
@@ -186,7 +187,7 @@ class MaxwellJsonCodec(Codec):
 
     def _message(self, e: Event, images: bool) -> dict:
         own = e.format == FORMAT
-        msg: dict[str, Any] = {"database": e.database, "table": e.table}
+        msg: dict[str, Any] = {"database": flat_database(e), "table": e.table}
         if e.op is Op.DDL:
             msg["type"] = e.vendor.get("type") if own and e.vendor.get("type") else _ddl_type(e.ddl)
             if e.event_time_ms is not None:

@@ -28,7 +28,7 @@ import orjson
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ..base import TYPED_FAMILIES, Capabilities, EncodedMessage, PlainColumns, ddl_op, row_key, untyped
+from ..base import TYPED_FAMILIES, Capabilities, EncodedMessage, PlainColumns, ddl_op, flat_database, row_key, untyped
 from ..shared import arrow_json
 from ..shared.declared_rows import DeclaredRows
 from ..shared.json_fix import derive_fix, fix_paths
@@ -80,6 +80,7 @@ class OmsDefaultCodec(OmsJsonCodec):
     required = REQUIRED
     description = "OMS Default JSON: prevStruct/postStruct/allMetaData/recordType (ROW = full sync, HEARTBEAT, DDL)"
     capabilities = Capabilities(
+        schema_level=False,  # a schema is written as the database (flat_database)
         losses=untyped(*TYPED_FAMILIES),  # no column types: every value is exact text
         typed_values=False,
         before_image="full",
@@ -293,12 +294,12 @@ class OmsDefaultCodec(OmsJsonCodec):
             kind = _ROW_RECORD_TYPES.get(ops[i])
             if kind is None or fmt[i] == self.name:
                 return None
-            database, table = databases[i], tables[i]
+            database, table = schemas[i] or databases[i], tables[i]  # flat_database
             b, a = befores[i], afters[i]
             if not database or not table or (b if kind in ("UPDATE", "DELETE") else a) is None or \
                     kind == "UPDATE" and a is None:
                 return None  # what REQUIRED asks of the message is missing: ``encode`` names it (EncodeError)
-            qualified = ".".join([p for p in (database, schemas[i], table) if p])
+            qualified = ".".join([p for p in (databases[i], schemas[i], table) if p])
             before, after = None if b is None else dict(b), None if a is None else dict(a)
             pk = pks[i] or ()
             image = (before if kind == "DELETE" else after) or {}
@@ -333,8 +334,9 @@ class OmsDefaultCodec(OmsJsonCodec):
         own = pc.fill_null(pc.equal(col("format"), self.name), False)
         taken = pc.and_(kind.is_valid(), pc.invert(own))
         database, schema, table = col("database"), col("schema"), col("table")
+        flat = pc.if_else(pc.fill_null(pc.greater(pc.utf8_length(schema), 0), False), schema, database)  # flat_database
         # what REQUIRED asks of a row message (a database, a table, the images of its kind): the row path names a miss
-        named = pc.and_(pc.fill_null(pc.greater(pc.utf8_length(database), 0), False),
+        named = pc.and_(pc.fill_null(pc.greater(pc.utf8_length(flat), 0), False),
                         pc.fill_null(pc.greater(pc.utf8_length(table), 0), False))
         needs_before = pc.fill_null(pc.is_in(kind, value_set=pa.array(["UPDATE", "DELETE"])), False)
         needs_after = pc.fill_null(pc.not_equal(kind, "DELETE"), False)
@@ -384,7 +386,7 @@ class OmsDefaultCodec(OmsJsonCodec):
             ',"record_primary_key":', arrow_json.strings(pc.fill_null(pc.binary_join(pk, SEPARATOR), "")),
             ',"source_identity":null,"record_primary_value":',
             arrow_json.strings(groups.join(primary_value)),
-            ',"dbType":null,"table_name":', arrow_json.strings(table), ',"db":', arrow_json.strings(database),
+            ',"dbType":null,"table_name":', arrow_json.strings(table), ',"db":', arrow_json.strings(flat),
             times, sequence,
             pc.if_else(col("transaction_id").is_null(), "",
                        arrow_json.concat(',"uniqueId":', arrow_json.strings(col("transaction_id")))),
@@ -435,7 +437,8 @@ class OmsDefaultCodec(OmsJsonCodec):
 
     def _meta(self, e: Event, own: bool) -> dict[str, Any]:
         tenant = e.vendor.get("tenant") if own else None
-        db = f"{tenant}.{e.database}" if tenant is not None and e.database is not None else e.database
+        database = e.database if own else flat_database(e)
+        db = f"{tenant}.{database}" if tenant is not None and database is not None else database
         return meta_fields(db, e.table, e.primary_key if e.op.is_data else None,
                            _primary_value(e) if e.op.is_data else None, e.event_time_ms, e.sequence,
                            e.transaction_id, JsonNumber)

@@ -19,7 +19,7 @@ from datetime import datetime, timezone
 from decimal import Decimal
 from typing import Any, Optional
 
-from ..base import TYPED_FAMILIES, Capabilities, untyped
+from ..base import TYPED_FAMILIES, Capabilities, flat_database, untyped
 from ..shared.declared_rows import DeclaredRows
 from ..shared.json_fix import fix_paths
 from ..shared.value_text import int_field, is_text, render
@@ -55,6 +55,7 @@ class OmsSharePlexCodec(OmsJsonCodec):
     required = REQUIRED
     description = "OMS SharePlex JSON: data/meta/key, ops ins/upd/del, UPDATE carries changed columns only"
     capabilities = Capabilities(
+        schema_level=False,  # a schema is written as the database (flat_database)
         losses=untyped(*TYPED_FAMILIES),  # no column types: every value is exact text
         primary_key=False,
         typed_values=False,
@@ -195,7 +196,8 @@ class OmsSharePlexCodec(OmsJsonCodec):
         return msg
 
     def _meta(self, e: Event, own: bool) -> dict[str, Any]:
-        qualified = f"{e.database}.{e.table}" if e.database else (e.table or "")
+        database = flat_database(e)
+        qualified = f"{database}.{e.table}" if database else (e.table or "")
         image = (e.before if e.op in (Op.DELETE, Op.UPDATE) else e.after) or {}
         meta: dict[str, Any] = {
             "op": OP_CODES[e.op],

@@ -37,17 +37,22 @@ _ORDER = {"key": "per key, in source order (encoded where decoded; shuffled by k
           "table": "per table (message/transaction groups kept: one sorted, streamed task per table)"}
 
 
+# Whether a format names a schema between database and table (``Capabilities.schema_level``).
+_SCHEMA_LEVEL = {True: "yes", False: "no: a schema is written as the database"}
+
+
 def markdown_table(rows: list[dict]) -> str:
-    head = "| format | vendor | binary | typed values | update before image | update after image | delete image | key names | transactions | messages per update | re-encode order | JVM decode | declared losses | notes |"
-    lines = [head, "|" + "---|" * 14]
+    head = "| format | vendor | binary | typed values | update before image | update after image | delete image | key names | schema level | transactions | messages per update | re-encode order | JVM decode | declared losses | notes |"
+    lines = [head, "|" + "---|" * 15]
     for r in rows:
         if "error" in r:
-            lines.append(f"| `{r['format']}` | {r['vendor']} | | | | | | | | | | | | {r['error']} |")
+            lines.append(f"| `{r['format']}` | {r['vendor']} | | | | | | | | | | | | | {r['error']} |")
             continue
         lines.append(
             f"| `{r['format']}` | {r['vendor']} | {'yes' if r['binary'] else 'no'} | "
             f"{'yes' if r['typed_values'] else 'no'} | {r['before_image']} | {r['after_image']} | {r['delete_image']} | "
-            f"{'yes' if r['primary_key'] else 'no'} | {'yes' if r['transactions'] else 'no'} | {r['messages_per_update']} | "
+            f"{'yes' if r['primary_key'] else 'no'} | {_SCHEMA_LEVEL[r['schema_level']]} | "
+            f"{'yes' if r['transactions'] else 'no'} | {r['messages_per_update']} | "
             f"{_ORDER[r['order_scope']]} | {r['jvm']} | {_losses(r['losses'])} | {r['notes']} |")
     return "\n".join(lines)
 

@@ -148,3 +148,15 @@ def test_a_column_an_update_left_out_of_its_after_image_keeps_the_before_value_i
     as NULL, a consumer applying the after image would set them to NULL."""
     e = _event(Column("c", "int", 4, True), "2", op=Op.UPDATE).with_(after={"id": "1"})
     assert _back("debezium-avro-confluent", e).after == {"id": "1", "c": "2"}
+
+
+TWO_LEVEL = [f for f in FORMATS if not get_codec(f).capabilities.schema_level]
+
+
+@pytest.mark.parametrize("fmt", TWO_LEVEL)
+def test_a_schema_is_written_as_the_database_where_the_format_has_no_schema_level(fmt):
+    """PostgreSQL's ``public.users`` and ``audit.users`` of one database: written with the database, both became
+    ``appdb.users``, one table for every consumer. DRS writes such a source's schema as the database."""
+    events = [_event(Column("c", "int", 4, True), "2").with_(database="appdb", schema=s, table="users")
+              for s in ("public", "audit")]
+    assert [_back(fmt, e).qualified_table for e in events] == ["public.users", "audit.users"]
