@@ -5,13 +5,15 @@ step's dead letter), never a crash that names nothing and never a message the ta
 ``test_format_matrix`` proves this for the canonical scenario; here it runs over fuzzed events (the seeded corpus
 of ``fuzz.py``) and over the cases the sweep (``fuzz_sweep.py --cross``) found, each of which failed before its fix.
 
-Values the sweep still sees change (seed 1; not fixed, so the fuzzed-events test checks crashes and refused messages
-only): a schema level (PostgreSQL's ``public``) is dropped by targets that name only database and table; a
-DATETIME(6) at a whole second loses its six zero digits in oms-avro and dts-avro (same instant), as epoch text
-``1739455397.970`` becomes ``1739455397.97``; dts-avro writes a BOOLEAN as 1/0; debezium-avro-confluent writes a column
-an UPDATE's before image lacks (and its after image has) as NULL (an Avro record has every field); DRS targets
-write an UPDATE without before image with an empty one; Canal and Maxwell read a column an UPDATE's before image
-lacks as not changed (their ``old`` lists changed columns only).
+Values the sweep still sees change (the real producers' fixtures and seed 1; not fixed, so the fuzzed-events test
+checks crashes and refused messages only). Spellings of one value: a DATETIME(6) at a whole second loses its six
+zero digits in oms-avro and dts-avro, and the MongoDB formats' epoch text ``1739455397.970`` (BSON dates keep three
+digits) becomes ``1739455397.97`` elsewhere; dts-avro writes a BOOLEAN as 1/0, typed targets an oms-dataworks
+BOOLEAN 1 as true. Images: an UPDATE without before image (PostgreSQL without REPLICA IDENTITY FULL) comes back
+from Canal and Maxwell with the after image as its before image (no ``old``: nothing changed) and from DRS,
+SharePlex and drs-mongo with an empty one; Canal and Maxwell read a column an UPDATE's before image lacks as not
+changed (their ``old`` lists changed columns only); debezium-avro-confluent writes such a column NULL (an Avro
+record has every field).
 """
 
 from __future__ import annotations
