@@ -67,8 +67,8 @@ _PATH_CHARS = re.compile(r"[/:]")
 def _name_problem(value: object) -> Optional[str]:
     if value is None:
         return None
-    if not isinstance(value, str):
-        return f"must be text, got {type(value).__name__}"
+    if type(value) is not str:  # a JSON number read as exact text (JsonNumber) is a str too, but no name
+        return f"must be text, got {'the number ' + value if isinstance(value, str) else type(value).__name__}"
     if len(value) > MAX_NAME:
         return f"{len(value)} characters long (more than {MAX_NAME}: not an identifier)"
     if _CONTROL.search(value):

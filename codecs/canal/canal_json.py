@@ -633,6 +633,8 @@ def _bytes_out(image: Image, byte_cols: Sequence[tuple[str, int]], srids: Mappin
             if width > 0:
                 n = int(text)
                 data = n.to_bytes(max(width, (n.bit_length() + 7) // 8), "big")
+                if len(data) > _BIT_BYTES_MAX:  # what the decoder refuses: MySQL's BIT holds at most 64 bits
+                    raise ValueError(f"{len(data)} bytes, MySQL's BIT holds at most 64 bits")
             elif width < 0 and not _BASE64.match(text):
                 continue  # geometry as text (WKT) stays text
             else:
@@ -738,7 +740,9 @@ def _jdbc(c: Column) -> int:
 
 
 def _type_name(c: Column) -> str:
-    return jdbc_type_name(c.jdbc_type)
+    # JDBC's TIMESTAMP (93) is MySQL's DATETIME and TIMESTAMP alike, and a column of no other name is a DATETIME
+    # (``types.family``): named "timestamp", its text was read back as an instant's wall clock (or refused)
+    return "datetime" if family(None, c.jdbc_type) == "datetime" else jdbc_type_name(c.jdbc_type)
 
 
 def _ddl_type(e: Event) -> str:

@@ -485,6 +485,8 @@ class DebeziumJsonCodec(Codec):
             if e.fragment_total != 1:
                 raise EncodeError(self.name, "fragment_key", "assemble fragments before encoding")
             own = e.format == self.name
+            if not own:
+                _identifies_its_row(self.name, e)
             foreign, rendered = (None, None) if own or not e.op.is_data else _foreign_fields(e)
             payload = self._payload(e, foreign, rendered)
             if own and e.vendor.get("fix"):
@@ -673,6 +675,22 @@ def _foreign_fields(e: Event) -> tuple[dict[str, dict], dict[tuple[str, str], An
                 rendered[part, c.name] = value
         out[c.name] = field
     return out, rendered
+
+
+def _identifies_its_row(vendor: str, e: Event) -> None:
+    """EncodeError for an event of another format whose message would not name its row (what decode refuses: a
+    DELETE without before image or without the key columns in it, an UPDATE without before image whose after
+    image lacks them); the message key is written from the same images."""
+    key = e.primary_key
+    if e.op is Op.DELETE:
+        if e.before is None or not any(v is not None for v in e.before.values()):
+            raise EncodeError(vendor, "payload.before", "a DELETE without before image names no row")
+        if key and any(e.before.get(k) is None for k in key):
+            raise EncodeError(vendor, "payload.before", f"the DELETE's before image lacks key columns {list(key)}")
+    elif e.op is Op.UPDATE and e.before is None and key and (e.after is None or
+                                                              any(e.after.get(k) is None for k in key)):
+        raise EncodeError(vendor, "payload.after", f"an UPDATE without before image whose after image lacks key "
+                                                   f"columns {list(key)} names no row")
 
 
 def _envelope_schema(e: Event, fields: dict[str, dict]) -> dict:

@@ -205,7 +205,11 @@ class OmsSharePlexCodec(OmsJsonCodec):
             "rowid": f"{qualified}-" + SEPARATOR.join(image.get(k) or "" for k in e.primary_key),
         }
         if e.event_time_ms is not None:
-            meta["time"] = meta["posttime"] = _time_text(e.event_time_ms // 1000)
+            try:
+                meta["time"] = meta["posttime"] = _time_text(e.event_time_ms // 1000)
+            except (ValueError, OverflowError):  # beyond the years a datetime has (meta.time is wall-clock text)
+                raise EncodeError(self.name, "meta.time", f"event time {e.event_time_ms} ms is beyond year 9999 "
+                                                          "or before year 1") from None
         if e.transaction_id is not None:
             meta["trans"] = e.transaction_id
         seq = e.sequence

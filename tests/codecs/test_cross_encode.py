@@ -84,6 +84,13 @@ def test_values_another_format_wrote_come_back_as_written(fmt, column, value):
     assert _back(fmt, _event(column, value)).after["c"] == value
 
 
+def test_a_column_typed_only_by_jdbc_timestamp_is_written_as_a_datetime_to_canal():
+    """JDBC's 93 alone is a DATETIME (``types.family``): written with mysqlType "timestamp", Canal's decoder read
+    its text as an instant's wall clock and refused epoch text."""
+    assert _back("canal-json", _event(Column("c", None, 93, False), "1606233662.012345")).after["c"] == \
+        "1606233662.012345"
+
+
 @pytest.mark.parametrize("fmt", ["oms-avro", "dts-avro", "debezium-avro-confluent"])
 def test_a_double_spelled_another_way_stays_a_double(fmt):
     """DRS writes Java's 1.2510357E7: the same double as 12510357.0, so it is written as a double (a string would
@@ -105,6 +112,12 @@ MISSING_WHAT_THE_TARGET_NEEDS = [
     # a row without database (Maxwell, OGG messages that name only a table)
     *[(fmt, _event(Column("c", "int", 4, True), "2").with_(database=None), field)
       for fmt, field in (("canal-json", "database"), ("oms-default", "allMetaData.db"), ("oms-avro", "schemaName"))],
+    # a DELETE whose before image lacks its key (a DELETE of OMS without the key column): no row named
+    *[(fmt, _event(Column("c", "int", 4, True), "2", op=Op.DELETE).with_(before={"c": "2"}), "payload.before")
+      for fmt in ("debezium-json", "debezium-avro-confluent")],
+    # what the target cannot write: a BIT of more than 64 bits, an event time beyond year 9999 as wall-clock text
+    ("canal-json", _event(Column("c", "bit(8)", -7, False), str(2 ** 70)), "c"),
+    ("oms-shareplex", _event(Column("c", "int", 4, True), "2").with_(event_time_ms=2 ** 62), "meta.time"),
 ]
 
 

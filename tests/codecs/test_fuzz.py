@@ -250,6 +250,9 @@ FOUND_BY_SWEEP = [
     ("cloudcanal-json", _CLOUDCANAL % ("INSERT", '[{"id":1},null]', "[]"), "data[1]"),
     ("cloudcanal-json", _CLOUDCANAL % ("DELETE", "[]", '[null,{"id":1}]'), "before[0]"),
     ("cloudcanal-json", _CLOUDCANAL % ("UPDATE", '[{"id":1}]', "[null]"), "before[0]"),
+    # a number where a name belongs: read as exact text it is a str, and other formats wrote it as a number
+    ("cloudcanal-json", (_CLOUDCANAL % ("INSERT", '[{"id":1}]', "[]")).replace('"schema":"public"', '"schema":1e400'),
+     "schema"),
     # Connect schemas of another shape: unhashable names and types, parameters that are no object, fields no list
     ("debezium-json", _DEBEZIUM % '{"type":"bytes","name":{"value":"x"},"field":"price"}',
      "schema.fields[0].fields[1].name"),
