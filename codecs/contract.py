@@ -135,7 +135,7 @@ def _fits(event: Event) -> bool:
                 and c == c.to_integral_value()):
             return False
     return (_name_ok(event.database) and _name_ok(event.schema) and _name_ok(event.table)
-            and _columns_ok(event.columns))
+            and _columns_ok(event.columns) and all(type(k) is str for k in event.primary_key))
 
 
 def check_event(vendor: str, event: Event, table_field: str = "table") -> None:
@@ -170,6 +170,9 @@ def check_event(vendor: str, event: Event, table_field: str = "table") -> None:
         problem = _sequence_problem(component)
         if problem:
             raise DecodeError(vendor, f"sequence[{n}]", p, problem)
+    for k in event.primary_key:  # a JSON number read as exact text is a str too (JsonNumber), but names no column
+        if type(k) is not str:
+            raise DecodeError(vendor, "primary_key", p, f"a key column name must be text, got {str(k)[:40]!r}")
     for c in event.columns:
         # A declared type from a vendor's nested metadata (a Debezium schema parameter) can be any JSON value.
         if type(c.name) is not str:

@@ -636,11 +636,15 @@ def _bytes_out(image: Image, byte_cols: Sequence[tuple[str, int]], srids: Mappin
                 if len(data) > _BIT_BYTES_MAX:  # what the decoder refuses: MySQL's BIT holds at most 64 bits
                     raise ValueError(f"{len(data)} bytes, MySQL's BIT holds at most 64 bits")
             elif width < 0 and not _BASE64.match(text):
-                continue  # geometry as text (WKT) stays text
+                text.encode("latin-1")  # geometry as text (WKT) stays text: one character a byte, as decode reads it
+                continue
             else:
                 data = base64.b64decode(text, validate=True)
                 if width < 0:
                     data = int(srids.get(name, 0)).to_bytes(4, "little") + data
+        except UnicodeEncodeError:
+            raise EncodeError(FORMAT, name, f"geometry text {text[:40]!r} is not ISO-8859-1 (one character a "
+                                            "byte, as Canal writes binary columns)") from None
         except (ValueError, OverflowError) as exc:
             raise EncodeError(FORMAT, name, f"{text!r} is not {'a bit value' if width else 'base64'}: {exc}") from None
         out[name] = data.decode("latin-1")

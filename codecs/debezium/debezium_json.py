@@ -1018,6 +1018,10 @@ def _decimal_text(unscaled: int, scale: int) -> str:
     return f"{sign}{digits[:-scale]}.{digits[-scale:]}"
 
 
+# PostgreSQL's numeric, the widest decimal a connector writes: 131,072 digits before the point, 16,383 after
+_MAX_UNSCALED_DIGITS = 147_455
+
+
 def _unscaled(text: str, scale: int) -> int:
     """The unscaled integer of ``text`` at ``scale`` (exact, or ValueError when it has more fraction digits)."""
     sign, digits, exp = Decimal(text).as_tuple()
@@ -1025,10 +1029,15 @@ def _unscaled(text: str, scale: int) -> int:
         raise ValueError(f"{text!r} is not a finite decimal")
     n = int("".join(map(str, digits)) or "0")
     shift = exp + scale
+    # An exponent is a few characters: 1E+999999999 made a billion-digit power of ten (the encode task hung)
+    if n and shift > 0 and len(digits) + shift > _MAX_UNSCALED_DIGITS:
+        raise ValueError(f"{text!r} has more than {_MAX_UNSCALED_DIGITS} digits at scale {scale}")
+    if n and -shift >= len(digits):
+        raise ValueError(f"{text!r} has more than {scale} fraction digits")
     if shift >= 0:
-        n *= 10 ** shift
+        n *= 10 ** shift if n else 1
     else:
-        n, rest = divmod(n, 10 ** -shift)
+        n, rest = divmod(n, 10 ** -shift) if n else (0, 0)
         if rest:
             raise ValueError(f"{text!r} has more than {scale} fraction digits")
     return -n if sign else n

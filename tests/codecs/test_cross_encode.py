@@ -61,6 +61,9 @@ KEPT_AS_WRITTEN = [
     ("debezium-avro-confluent", Column("c", "int", 4, True), "1.5"),
     ("debezium-avro-confluent", Column("c", "int", 4, True), "1e400"),
     ("debezium-avro-confluent", Column("c", "int", 4, True), "0.0000000001"),
+    # a decimal of a billion digits spelled in twelve characters: the unscaled integer hung the encode task
+    ("debezium-json", Column("c", "decimal(10,2)", 3, True), "1E+999999999"),
+    ("debezium-avro-confluent", Column("c", "decimal(10,2)", 3, True), "-1E-999999999"),
     # MongoDB's NaN decimal: no scale, no unscaled bytes
     ("debezium-json", Column("c", "decimal128", 3, False), "NaN"),
     ("debezium-avro-confluent", Column("c", "decimal128", 3, False), "NaN"),
@@ -117,6 +120,7 @@ MISSING_WHAT_THE_TARGET_NEEDS = [
       for fmt in ("debezium-json", "debezium-avro-confluent")],
     # what the target cannot write: a BIT of more than 64 bits, an event time beyond year 9999 as wall-clock text
     ("canal-json", _event(Column("c", "bit(8)", -7, False), str(2 ** 70)), "c"),
+    ("canal-json", _event(Column("c", "geometry", None, False), "POINT(1 1)\u202e"), "c"),  # one character a byte
     ("oms-shareplex", _event(Column("c", "int", 4, True), "2").with_(event_time_ms=2 ** 62), "meta.time"),
 ]
 

@@ -253,6 +253,8 @@ FOUND_BY_SWEEP = [
     # a number where a name belongs: read as exact text it is a str, and other formats wrote it as a number
     ("cloudcanal-json", (_CLOUDCANAL % ("INSERT", '[{"id":1}]', "[]")).replace('"schema":"public"', '"schema":1e400'),
      "schema"),
+    ("cloudcanal-json", (_CLOUDCANAL % ("INSERT", '[{"id":1}]', "[]")).replace('"pks":["id"]', '"pks":[1e400]'),
+     "primary_key"),
     # Connect schemas of another shape: unhashable names and types, parameters that are no object, fields no list
     ("debezium-json", _DEBEZIUM % '{"type":"bytes","name":{"value":"x"},"field":"price"}',
      "schema.fields[0].fields[1].name"),
