@@ -419,10 +419,11 @@ class DebeziumBsonCodec(DebeziumJsonCodec):
             if not self.capabilities.carries(e.op):
                 continue
             own = e.format == self.name
-            if not own and e.op is Op.UPDATE and e.before is None and self._key_bytes(e, own) == message_key(e):
-                # the decoder finds an updated document by its before image or a record key {"id": ...}
-                raise EncodeError(self.name, "payload.before", "an UPDATE without before image or key columns in "
-                                                               "its after image names no document")
+            if not own and e.op in (Op.UPDATE, Op.DELETE) and e.before is None and \
+                    self._key_bytes(e, own) == message_key(e):
+                # the decoder finds an updated or deleted document by its before image or a record key {"id": ...}
+                raise EncodeError(self.name, "payload.before", f"an {e.op.value} without before image or key "
+                                                               "columns in its after image names no document")
             payload = self._bson_payload(e)
             if own and e.vendor.get("fix"):
                 apply_fix(payload, e.vendor["fix"])

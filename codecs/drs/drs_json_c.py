@@ -78,6 +78,7 @@ class JsonCValues(Values):
     def epoch_to_local(self, text: str) -> str:
         m = _EPOCH.match(text)
         if not m:
+            self.local_to_epoch(text)  # written as it is, it must read back (ValueError: a date-time that is none)
             return text
         value = Decimal(text)
         seconds = int(value.to_integral_value(rounding="ROUND_FLOOR"))

@@ -219,6 +219,8 @@ def _typed_value(dt: str, column: Column, spec: Mapping[str, Any], text: str) ->
         return (dt.lower(), value)
     if dt == "DECIMAL":
         ps = decimal_precision_scale(column.type_name) or decimal_shape(text)
+        if not (fits(ps[0], INT32) and fits(ps[1], INT32)):  # DecimalObject's are Avro ints: the string branch
+            raise ValueError(f"decimal precision/scale {ps} beyond 32 bits")
         return _rec("DecimalObject", {"precision": ps[0], "scale": ps[1], "value": text})
     if dt in ("BINARY", "RAW", "ROARINGBITMAP"):
         return ("bytes", unb64(text))

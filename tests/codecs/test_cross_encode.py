@@ -64,6 +64,8 @@ KEPT_AS_WRITTEN = [
     # a decimal of a billion digits spelled in twelve characters: the unscaled integer hung the encode task
     ("debezium-json", Column("c", "decimal(10,2)", 3, True), "1E+999999999"),
     ("debezium-avro-confluent", Column("c", "decimal(10,2)", 3, True), "-1E-999999999"),
+    # a declared precision beyond the Avro int DecimalObject holds it in
+    ("oms-avro", Column("c", "decimal(2147483649,2)", 3, True), "1.50"),
     # MongoDB's NaN decimal: no scale, no unscaled bytes
     ("debezium-json", Column("c", "decimal128", 3, False), "NaN"),
     ("debezium-avro-confluent", Column("c", "decimal128", 3, False), "NaN"),
@@ -120,6 +122,9 @@ MISSING_WHAT_THE_TARGET_NEEDS = [
       for fmt in ("debezium-json", "debezium-avro-confluent")],
     # what the target cannot write: a BIT of more than 64 bits, an event time beyond year 9999 as wall-clock text
     ("canal-json", _event(Column("c", "bit(8)", -7, False), str(2 ** 70)), "c"),
+    ("debezium-bson", _event(Column("c", "int", 4, True), "2", op=Op.DELETE).with_(before=None), "payload.before"),
+    # a TIMESTAMP kept as the invalid wall-clock text Canal wrote: DRS JSON-C writes local text it must read back
+    ("drs-json-c", _event(Column("c", "timestamp(6)", 93, False), "2024-13-01 00:00:00"), "c"),
     ("canal-json", _event(Column("c", "geometry", None, False), "POINT(1 1)\u202e"), "c"),  # one character a byte
     ("oms-shareplex", _event(Column("c", "int", 4, True), "2").with_(event_time_ms=2 ** 62), "meta.time"),
 ]
