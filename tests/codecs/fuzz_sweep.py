@@ -24,7 +24,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import fuzz  # noqa: E402
-from test_fuzz import FORMATS, PER_FORMAT, STRUCT_PER_FORMAT, check_input  # noqa: E402
+from test_fuzz import FORMATS, PER_FORMAT, STRUCT_PER_FORMAT, check_input, redecode  # noqa: E402
 
 
 def main(first: int, last: int, formats: list[str], per: int = 0, in_jvm: bool = False,
@@ -88,7 +88,7 @@ def cross_check(fmt: str, raws: list[bytes], values: bool = True) -> list[str]:
                 if target == fmt or not all(c.carries(e.op) for c in caps):
                     continue
                 try:
-                    back = _decoded(into, into.encode([e]))
+                    back = redecode(into, into.encode([e]), keyed=True)
                 except EncodeError:
                     continue
                 except Exception as exc:  # noqa: BLE001 - the point of the check
@@ -101,23 +101,6 @@ def cross_check(fmt: str, raws: list[bytes], values: bool = True) -> list[str]:
                 if differences:
                     reasons.append(f"-> {target}: other values {str(differences)[:300]} (input {n}: {raw[:200]!r})")
     return reasons
-
-
-def _decoded(codec, messages) -> list:
-    """``messages`` decoded by ``codec`` as a consumer reads them: each with its record key (Debezium's MongoDB
-    formats find an UPDATE's document id there), fragments assembled."""
-    from cdc_codecs import Position
-
-    out, pending = [], {}
-    for n, m in enumerate(messages, start=1):
-        for d in codec.decode(m.value, Position("cross-encoded", -1, n, key=m.key)):
-            if d.fragment_key is None:
-                out.append(d)
-                continue
-            pending.setdefault(d.fragment_key, []).append(d)
-            if len(pending[d.fragment_key]) == d.fragment_total:
-                out.append(codec.assemble(pending.pop(d.fragment_key)))
-    return out + [e for part in pending.values() for e in part]
 
 
 def floats(e) -> set[str]:

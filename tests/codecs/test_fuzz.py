@@ -37,10 +37,12 @@ def canonical(e) -> tuple:
             e.transaction_id)
 
 
-def redecode(codec, messages) -> list:
+def redecode(codec, messages, keyed: bool = False) -> list:
+    """``messages`` decoded by ``codec``, fragments assembled; ``keyed``: each with its record key, as a consumer
+    reads them (Debezium's MongoDB formats find an UPDATE's document id there)."""
     out, pending = [], {}
     for n, m in enumerate(messages, start=1):
-        for d in codec.decode(m.value, Position("roundtrip", -1, n)):
+        for d in codec.decode(m.value, Position("roundtrip", -1, n, key=m.key if keyed else None)):
             if d.fragment_key is None:
                 out.append(d)
                 continue
