@@ -128,6 +128,12 @@ def epoch_to_ms(text: str) -> int:
     return int(ms)
 
 
+# What a bare number may spell in the document (JSON's grammar): 0147483647 or 1. written bare made a document no
+# reader parses; such text is written as a string
+_JSON_INT = re.compile(r"-?(?:0|[1-9]\d*)")
+_JSON_NUMBER = re.compile(r"-?(?:0|[1-9]\d*)(?:\.\d+)?(?:[eE][+-]?\d+)?")
+
+
 def foreign_type(text: str, column: Column) -> str:
     """The BSON type another format's value is written as, by its type family: integers and floats as numbers,
     decimals as decimal128 (a bare fraction would read back as a double, which binary formats then round),
@@ -135,9 +141,9 @@ def foreign_type(text: str, column: Column) -> str:
     fam = family(column.type_name, column.jdbc_type)
     if fam == "decimal" and NUMBER.fullmatch(text):
         return DECIMAL128
-    if fam == "int" and INT.fullmatch(text):
+    if fam == "int" and _JSON_INT.fullmatch(text):
         return INT64
-    if (fam == "float" or column.number) and (NUMBER.fullmatch(text) or text in FLOAT_WORDS):
+    if (fam == "float" or column.number) and (_JSON_NUMBER.fullmatch(text) or text in FLOAT_WORDS):
         return DOUBLE
     if fam == "bool" and text in ("true", "false"):
         return BOOL

@@ -64,6 +64,8 @@ KEPT_AS_WRITTEN = [
     # a decimal of a billion digits spelled in twelve characters: the unscaled integer hung the encode task
     ("debezium-json", Column("c", "decimal(10,2)", 3, True), "1E+999999999"),
     ("debezium-avro-confluent", Column("c", "decimal(10,2)", 3, True), "-1E-999999999"),
+    # an integer text JSON cannot spell bare (a leading zero): the MongoDB formats write it as a string
+    *[(fmt, Column("c", "int", 4, True), text) for fmt in ("debezium-bson", "drs-mongo") for text in ("0147483647", "1.")],
     # a declared precision beyond the Avro int DecimalObject holds it in
     ("oms-avro", Column("c", "decimal(2147483649,2)", 3, True), "1.50"),
     # MongoDB's NaN decimal: no scale, no unscaled bytes
