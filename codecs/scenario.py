@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from .base import Capabilities
+from .base import Capabilities, flat_database
 from .event import Column, Event, Op, Position
 
 MISSING = "<absent>"
@@ -141,7 +141,7 @@ def view(e: Event, ref: Event, caps: list[Capabilities]) -> tuple:
     """``e`` as far as formats with ``caps`` carry it; which columns count is decided by the reference event."""
     op = op_after(ref.op, caps)
     table = e.qualified_table if all(c.schema_level for c in caps) else \
-        ".".join(p for p in (e.schema or e.database, e.table) if p)  # base.flat_database
+        ".".join(p for p in (flat_database(e), e.table) if p)
     if not ref.op.is_data:
         return (op, table, e.ddl) if ref.op in (Op.DDL, Op.TRUNCATE) else (op,)
     before, after = e.before, e.after

@@ -533,7 +533,7 @@ class CanalJsonCodec(Codec):
         own = first.format == FORMAT
         columns = _merge_columns(group)
         msg: dict[str, Any] = {
-            "database": flat_database(first) if flat_database(first) is not None else "",
+            "database": flat_database(first) or "",
             "table": first.table if first.table is not None else "",
             "pkNames": list(first.primary_key) if first.primary_key else None,
             "es": JsonNumber(str(first.event_time_ms)) if first.event_time_ms is not None else None,

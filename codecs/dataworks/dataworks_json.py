@@ -355,10 +355,11 @@ class DataWorksJsonCodec(Codec):
             "source": source,
         }
         ts = JsonNumber(str(e.event_time_ms)) if e.event_time_ms is not None else None
+        text = statement(e)
         payload: dict[str, Any] = {
             "before": None, "after": None, "sequenceId": _sequence_id(e),
             "timestamp": {"eventTime": ts, "checkpointTime": ts}, "op": self._op_name(e),
-            "ddl": {"text": statement(e)} if statement(e) is not None else None,
+            "ddl": {"text": text} if text is not None else None,
         }
         if e.op.is_data:
             types = {c.name: c for c in columns}

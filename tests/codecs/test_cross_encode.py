@@ -104,6 +104,7 @@ def test_a_double_spelled_another_way_stays_a_double(fmt):
     change the column's type for every consumer), and comes back as the same number."""
     back = _back(fmt, _event(Column("c", "double", 8, True), "1.2510357E7"))
     assert Decimal(back.after["c"]) == Decimal("1.2510357E7")
+    assert back.after["c"] != "1.2510357E7"  # read from a double (the string form keeps the text as written)
 
 
 # (target, event, field): an event of another format that lacks what the target always writes; each was written
